@@ -1,0 +1,44 @@
+# howmany — `make book` builds the executable book, `make test` runs the tests.
+# Both create .venv and install everything on a fresh machine.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PROFILE ?= default
+TORCH_SPEC ?= torch==2.13.0
+PYTHON ?= python3
+PY := .venv/bin/python
+QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
+
+.PHONY: install book test test-all smoke results notebooks chapter lint clean
+
+install: .venv/.installed  ## create .venv and install the package with the book toolchain
+.venv/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv .venv
+	$(PY) -m pip install -q "$(TORCH_SPEC)" $(QUIET) && $(PY) -m pip install -q -e ".[book,dev]" $(QUIET) && touch $@
+
+book: install  ## execute every chapter (PROFILE=default) and build the HTML strictly
+	$(PY) -m howmany book build --profile $(PROFILE)
+
+test: install  ## unit tests + every chapter in the smoke profile (temporary store)
+	$(PY) -m pytest -m "not slow"
+
+test-all: install  ## also the slow tests (real offline models)
+	$(PY) -m pytest
+
+smoke: install  ## every chapter in the smoke profile, then a strict build
+	HOWMANY_NO_SAVE_FIGS=1 $(PY) -m howmany book build --profile smoke
+
+results: install  ## recompute heavy results into data/ (profile full; resumes)
+	$(PY) -m howmany book execute --profile full --out _build/full
+
+chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
+	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build
+
+notebooks: install  ## plain .ipynb for Colab into notebooks/
+	$(PY) -m howmany book notebooks --out notebooks
+
+lint: install  ## ruff, and no tracked notebooks
+	$(PY) -m ruff check src tests benchmarks
+	test -z "$$(git ls-files '*.ipynb')"
+
+clean:  ## remove generated folders (never the model cache)
+	rm -rf _build notebooks figures _static/mathjax .pytest_cache

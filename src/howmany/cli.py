@@ -1,0 +1,69 @@
+"""Command line: ``python -m howmany <command> ...``.
+
+Commands:
+  info                 versions, device, where data/, figures and the store live
+  results [CHAPTER]    list stored results with their provenance
+  book ACTION          the book pipeline (build / execute / notebooks), see ``howmany.bookbuild``
+
+Each experiment module adds its own command here (``geometry``, ``cram``, ``copy``).
+
+Explained in: book/reproducibility.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _info(args) -> int:
+    from . import __version__, plotting
+    from .results import _versions
+    from .utils import data_dir, resolve_device
+
+    import torch  # noqa: F401  (so its version is reported)
+    import transformers  # noqa: F401
+
+    print(json.dumps({"howmany": __version__, "versions": _versions(),
+                      "device": resolve_device("auto"), "data_dir": str(data_dir()),
+                      "figures_dir": str(plotting.figures_dir())}, indent=1))
+    return 0
+
+
+def _results(args) -> int:
+    from .results import load
+    from .utils import data_dir
+
+    base = data_dir() / args.chapter if args.chapter else data_dir()
+    for path in sorted(base.rglob("*.json")):
+        rec = load(path)
+        prov = rec.provenance
+        print(f"{path.relative_to(data_dir())}  commit={str(prov.get('git_commit'))[:8]} "
+              f"device={prov.get('device')} dtype={prov.get('dtype')} "
+              f"wall={prov.get('wall_time_s')}s  {prov.get('utc_time')}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every sub-command registered."""
+    ap = argparse.ArgumentParser(prog="python -m howmany", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, device and folders").set_defaults(func=_info)
+    p = sub.add_parser("results", help="list stored results in data/")
+    p.add_argument("chapter", nargs="?", default=None)
+    p.set_defaults(func=_results)
+    p = sub.add_parser("book", help="book pipeline: build | execute | notebooks", add_help=False)
+    p.set_defaults(func=None)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m howmany`` and the ``howmany`` script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "book":  # the pipeline has its own parser
+        from . import bookbuild
+
+        return bookbuild.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    return args.func(args)

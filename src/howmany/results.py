@@ -1,0 +1,247 @@
+"""Run-or-load results with provenance: the store behind every number in the book.
+
+A result is a JSON file ``<store>/<chapter>/<name>-<hash8>.json`` holding ``config``,
+``result`` and ``provenance``; ``hash8`` is the first 8 hex digits of the SHA-256 of the
+canonical JSON of the config, so a changed config never reads a stale result.
+Writes are atomic (temporary file, fsync, rename): a killed run never leaves a torn file.
+
+Where results go depends on the profile (see ``howmany.profiles``):
+
+* ``smoke``   → a temporary store (``$HOWMANY_STORE`` or a per-process temp dir).
+* ``default`` → heavy results are *read* from ``data/`` (missing → error naming
+  ``make results``); cheap results are recomputed into the build store ``_build/results``.
+* ``full``    → results are computed into ``data/``; an existing matching file is reused
+  (so ``make results`` resumes) unless ``refresh=True`` or ``$HOWMANY_REFRESH=1``.
+
+Explained in: book/reproducibility.md
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import __version__, profiles
+from .utils import data_dir, repo_root
+
+
+class ResultError(RuntimeError):
+    """Base class: a stored result cannot be used as it is."""
+
+
+class CorruptResultError(ResultError):
+    """The file exists but is not a valid result file."""
+
+
+class ConfigMismatchError(ResultError):
+    """The file's stored config differs from the requested one."""
+
+
+class MissingResultError(ResultError):
+    """A heavy result is not in ``data/`` and the profile does not compute heavy results."""
+
+
+@dataclass
+class Record:
+    """One stored result: what was asked, what came out, and how it was made."""
+
+    name: str  # result name inside its chapter folder
+    path: Path  # JSON file on disk
+    config: dict  # canonical config (JSON types)
+    result: Any  # JSON-typed result (dicts, lists, numbers, strings)
+    provenance: dict  # commit, versions, device, dtype, seed, times
+    loaded: bool  # True when read from disk, False when computed in this call
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Turn dataclasses, NumPy arrays/scalars, tuples and paths into JSON types."""
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        return to_jsonable(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def config_key(cfg: Any) -> str:
+    """First 8 hex digits of SHA-256 of the canonical (sorted, compact) JSON of ``cfg``.
+
+    >>> config_key({"b": 1, "a": 2}) == config_key({"a": 2, "b": 1})
+    True
+
+    Explained in: book/reproducibility.md
+    """
+    canon = json.dumps(to_jsonable(cfg), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:8]
+
+
+def atomic_write_json(path: Path, obj: Any) -> Path:
+    """Write JSON to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(to_jsonable(obj), fh, indent=1, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _git(*args: str) -> str | None:
+    root = repo_root()
+    if root is None:
+        return None
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _versions() -> dict:
+    out = {"howmany": __version__, "python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("torch", "transformers", "scipy", "sympy"):
+        if mod in sys.modules:  # record what the run actually used, without importing more
+            out[mod] = getattr(sys.modules[mod], "__version__", "?")
+    return out
+
+
+def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
+    """Where a result came from: git commit and dirty flag, versions, machine, times."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": None if status is None else bool(status),
+        "versions": _versions(),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                    "cpu_count": os.cpu_count()},
+        "device": device,
+        "dtype": dtype,
+        "seed": seed,
+        "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": None if wall_s is None else round(float(wall_s), 3),
+        "command": " ".join(sys.argv),
+    }
+
+
+_TEMP_STORE: Path | None = None
+
+
+def store_root(profile: str, *, heavy: bool) -> Path:
+    """The folder results of ``profile`` are written to (see the module docstring)."""
+    global _TEMP_STORE
+    prof = profiles.get(profile)
+    if os.environ.get("HOWMANY_STORE"):
+        return Path(os.environ["HOWMANY_STORE"])
+    if prof.temporary_store:
+        if _TEMP_STORE is None:
+            _TEMP_STORE = Path(tempfile.mkdtemp(prefix="howmany-smoke-"))
+        return _TEMP_STORE
+    if heavy or prof.compute_heavy:
+        return data_dir()
+    root = repo_root()
+    return (root if root is not None else Path.cwd()) / "_build" / "results"
+
+
+def load(path: Path, cfg: Any = None) -> Record:
+    """Read a result file; raise a clear error if it is corrupt or made with another config."""
+    path = Path(path)
+    how = "delete it and regenerate it with `make results` (heavy) or by rerunning its chapter"
+    try:
+        blob = json.loads(path.read_text())
+        config, result, prov = blob["config"], blob["result"], blob["provenance"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
+        raise CorruptResultError(f"{path} is not a valid result file ({err!r}); {how}") from err
+    if cfg is not None and config != to_jsonable(cfg):
+        raise ConfigMismatchError(f"{path} was made with a different config than requested; {how}")
+    name = path.stem.rsplit("-", 1)[0]
+    return Record(name, path, config, result, prov, loaded=True)
+
+
+def cached(
+    name: str,
+    fn: Callable[[], Any],
+    cfg: Any,
+    *,
+    chapter: str,
+    profile: str,
+    heavy: bool = False,
+    seed: int | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    refresh: bool | None = None,
+) -> Record:
+    """Run ``fn()`` or load its stored result, keyed by ``config_key(cfg)``.
+
+    Args:
+        name: result name, e.g. ``"sweep-smollm2"``.
+        fn: zero-argument callable returning a JSON-able value (dict, dataclass, list).
+        cfg: the config that fully determines the result (dataclass or dict).
+        chapter: folder under the store, usually the chapter stem.
+        profile: ``smoke``/``default``/``full``.
+        heavy: hours-long result, committed to ``data/`` and only computed in ``full``.
+        seed, device, dtype: recorded in the provenance (taken from ``cfg`` when omitted).
+        refresh: recompute even when a matching file exists (default ``$HOWMANY_REFRESH``).
+
+    Returns:
+        A ``Record``; ``record.result`` has the same JSON types whether computed or loaded.
+
+    Explained in: book/reproducibility.md
+    """
+    prof = profiles.get(profile)
+    config = to_jsonable(cfg)
+    path = store_root(profile, heavy=heavy) / chapter / f"{name}-{config_key(config)}.json"
+    if refresh is None:
+        refresh = os.environ.get("HOWMANY_REFRESH", "0") in ("1", "true", "yes")
+    may_compute = prof.compute_heavy or not heavy
+    reuse = heavy or prof.name == "full"  # cheap results recompute in every smoke/default run
+    if path.exists() and reuse and not (refresh and may_compute):
+        return load(path, config)
+    if not may_compute:
+        raise MissingResultError(
+            f"missing heavy result {path} (chapter {chapter!r}, result {name!r}, config "
+            f"{config_key(config)}); compute it with `make results` (profile 'full'), "
+            f"or run this chapter with PROFILE='smoke' for a tiny version"
+        )
+    get = config.get if isinstance(config, dict) else (lambda k: None)
+    t0 = time.perf_counter()
+    result = to_jsonable(fn())
+    prov = provenance(seed=seed if seed is not None else get("seed"),
+                      device=device or get("device"), dtype=dtype or get("dtype"),
+                      wall_s=time.perf_counter() - t0)
+    prov["profile"] = prof.name
+    atomic_write_json(path, {"config": config, "result": result, "provenance": prov})
+    return Record(name, path, config, result, prov, loaded=False)
