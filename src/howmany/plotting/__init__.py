@@ -1,0 +1,14 @@
+"""Plotting: the book's style, ``savefig``, and the ``ax``-taking figure helpers of each part.
+
+Library modules return values and never plot; chapters draw through these functions.
+``style`` holds what every chapter shares; each part of the book keeps its figure helpers in
+its own submodule (``theory``, ``measure``, ``experiments``), all re-exported here so a
+chapter simply calls ``plotting.<function>(ax, ...)``.
+
+Explained in: book/reproducibility.md
+"""
+
+from .style import BOUND_STYLE, MARKERS, figures_dir, savefig, set_style  # noqa: F401
+from .theory import *  # noqa: F401,F403
+from .measure import *  # noqa: F401,F403
+from .experiments import *  # noqa: F401,F403

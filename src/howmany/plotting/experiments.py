@@ -1,0 +1,6 @@
+"""Figure helpers for the book's experiments chapters: functions that draw on a given ax.
+
+Each public function is listed in __all__ (re-exported by howmany.plotting).
+"""
+
+__all__: list[str] = []
