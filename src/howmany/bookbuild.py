@@ -33,6 +33,9 @@ import yaml
 from . import profiles
 
 MATHJAX_VERSION = "3.2.2"
+# The parts of MathJax's es5 bundle the pages load: the TeX→CommonHTML component, the TeX
+# extensions it autoloads, its fonts, and the context menu (about 3 MB of the 24 MB package).
+MATHJAX_PARTS = ("tex-chtml.js", "input/tex/extensions/", "output/chtml/", "ui/", "a11y/")
 
 
 class ChapterFailed(RuntimeError):
@@ -146,8 +149,10 @@ def ensure_mathjax(root: Path) -> bool:
             return False
         with tarfile.open(tgz[0]) as tar:
             for member in tar.getmembers():
-                if member.isfile() and member.name.startswith("package/es5/"):
-                    dest = target / member.name[len("package/es5/"):]
+                rel = member.name[len("package/es5/"):]
+                if (member.isfile() and member.name.startswith("package/es5/")
+                        and rel.startswith(MATHJAX_PARTS)):
+                    dest = target / rel
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     dest.write_bytes(tar.extractfile(member).read())
     return (target / "tex-chtml.js").exists()
