@@ -4,8 +4,10 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PROFILE ?= default
 TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
 PYTHON ?= python3
 PY := .venv/bin/python
+$(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 
 .PHONY: install book test test-all smoke results notebooks chapter lint clean
@@ -13,7 +15,7 @@ QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv .venv
-	$(PY) -m pip install -q "$(TORCH_SPEC)" $(QUIET) && $(PY) -m pip install -q -e ".[book,dev]" $(QUIET) && touch $@
+	$(PY) -m pip install -q "$(TORCH_SPEC)" $(TORCH_PIP_ARGS) $(QUIET) && $(PY) -m pip install -q -e ".[book,dev]" $(QUIET) && touch $@
 
 book: install  ## execute every chapter (PROFILE=default) and build the HTML strictly
 	$(PY) -m howmany book build --profile $(PROFILE)
