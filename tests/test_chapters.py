@@ -5,7 +5,6 @@ temporary folder; results and figures go to a temporary store, never into data/.
 """
 
 import time
-from pathlib import Path
 
 import pytest
 

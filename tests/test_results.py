@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import dataclass
 
 import numpy as np

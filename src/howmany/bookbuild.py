@@ -17,7 +17,6 @@ Explained in: book/reproducibility.md
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess

@@ -1,0 +1,68 @@
+"""The book pipeline: a failing chapter is named with its cell; staging never duplicates pages."""
+
+import shutil
+import textwrap
+
+import pytest
+
+from howmany import bookbuild
+
+HEADER = textwrap.dedent("""\
+    ---
+    jupytext:
+      text_representation: {extension: .md, format_name: myst}
+    kernelspec: {display_name: Python 3, language: python, name: python3}
+    ---
+    """)
+
+
+def _mini_book(root, body: str):
+    (root / "book").mkdir(parents=True)
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: P\n    chapters:\n"
+        "      - file: book/ch\n")
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "references.bib").write_text("")
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    (root / "book" / "ch.md").write_text(HEADER + body)
+
+
+def test_pages_reads_the_toc_in_order(repo_root):
+    pages = bookbuild.pages(repo_root)
+    assert pages[0].docname == "book/intro" and not pages[0].is_notebook
+    assert all(p.source.exists() for p in pages)
+
+
+def test_failing_chapter_names_chapter_and_cell(tmp_path):
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nraise ValueError('boom in the second cell')\n```\n")
+    _mini_book(tmp_path, body)
+    with pytest.raises(bookbuild.ChapterFailed) as err:
+        bookbuild.run_chapters(tmp_path, "smoke", tmp_path / "out", log=lambda *a, **k: None)
+    msg = str(err.value)
+    assert "ch.md" in msg and "cell" in msg and "boom in the second cell" in msg
+
+
+def test_parameter_reaches_the_chapter_and_stage_has_no_duplicates(tmp_path):
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nassert PROFILE == 'smoke', PROFILE\n```\n")
+    _mini_book(tmp_path, body)
+    done = bookbuild.run_chapters(tmp_path, "smoke", tmp_path / "out", log=lambda *a, **k: None)
+    stage = tmp_path / "stage"
+    bookbuild.stage(tmp_path, stage, done, offline_math=False)
+    assert (stage / "book" / "ch.ipynb").exists() and not (stage / "book" / "ch.md").exists()
+    assert (stage / "book" / "intro.md").exists()
+    import nbformat
+
+    nb = nbformat.read(stage / "book" / "ch.ipynb", as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "remove-cell" in injected[0].metadata["tags"]
+    shutil.rmtree(stage)
+
+
+def test_only_keeps_root_and_named_chapters():
+    toc = {"root": "book/intro", "parts": [
+        {"caption": "A", "chapters": [{"file": "book/a"}, {"file": "book/b"}]},
+        {"caption": "B", "chapters": [{"file": "book/c"}]}]}
+    out = bookbuild._filter_toc(toc, {"book/b"})
+    assert out["parts"] == [{"caption": "A", "chapters": [{"file": "book/b"}]}]
