@@ -234,3 +234,41 @@ def slope_cells(log_P, mu):
     Explained in: book/refined.md
     """
     return np.asarray(log_P, float) / np.asarray(mu, float)
+
+
+# ------------------------------------------------------------------------------ SymPy twins
+
+
+def _build_sym() -> SimpleNamespace:
+    """SymPy symbols and closed forms mirroring the NumPy functions above (same names)."""
+    r, eps, d, m, n, V, q, phi, log_P, mu = sp.symbols("r epsilon d m n V q phi log_P mu", positive=True)
+    i, t = sp.symbols("i t", integer=True, positive=True)
+    w, p = sp.IndexedBase("w", positive=True), sp.IndexedBase("p", positive=True)
+    L = sp.log(1 + 2 * r / eps)  # nats per coordinate
+    packing_upper = (1 + 2 * r / eps) ** d
+    N_m = (1 + 2 * r / eps) ** (d * m)  # Thm 4.5 count bound
+    C = d * L / sp.log(V)  # Cor 4.6 slope
+    G = (1 + 2 * r / eps) ** d  # atoms of the eps-grid (Thm 4.9)
+    N_inf = (sp.E + sp.E * (2 * r / eps) ** q) ** G
+    log_log_N_infinity = d * L + sp.log(1 + sp.log(1 + (2 * r / eps) ** q))
+    mu_cells = -sp.Sum(sp.log(p[t]), (t, 1, V)) / V
+    return SimpleNamespace(
+        r=r, eps=eps, d=d, m=m, n=n, V=V, q=q, phi=phi, log_P=log_P, mu=mu, i=i, t=t, w=w, p=p, L=L,
+        packing_upper=packing_upper, log_packing_upper=d * L, log_packing_lower=d * sp.log(r / eps),
+        log_grid_count=d * sp.log(sp.floor(2 * r / eps) + 1),
+        N_m=N_m, log_n_accessible_upper=d * m * L, C=C, n_star=C * m,
+        A_bound=N_m / V**n,  # before the min with 1
+        log_accessible_fraction_upper=sp.Min(0, d * m * L - n * sp.log(V)),
+        n50_upper=C * m + sp.log(2) / sp.log(V),
+        G=G, N_inf=N_inf, log_log_N_infinity=log_log_N_infinity,
+        log_n_infinity=log_log_N_infinity - sp.log(sp.log(V)),
+        frac_cone=sp.betainc_regularized((d - 1) / 2, sp.Rational(1, 2), 0, sp.sin(phi) ** 2) / 2,
+        frac_cone_2=phi / sp.pi, frac_cone_3=(1 - sp.cos(phi)) / 2,
+        slope_box=sp.Sum(sp.log(1 + w[i] / eps), (i, 1, d)) / sp.log(V),
+        mu_cells=mu_cells, slope_cells=log_P / mu,
+    )
+
+
+sym = _build_sym()
+"""Symbols (``sym.r, sym.eps, sym.d, sym.m, sym.n, sym.V, sym.q, sym.phi``) and expressions
+(``sym.C``, ``sym.A_bound``, ``sym.n_star``, ``sym.N_inf``, ...) for assertions in the chapters."""
