@@ -29,13 +29,23 @@ MODELS = (  # name, d, |V|, r, theta (rad), PG-19 slope, |a|
 )
 FIELDS = ("name", "d", "V", "r", "theta", "slope_pg19", "abs_a")
 
-PRINTED = {  # Table 1 of the paper, theoretical / experimental (PG-19) slope, model order above
-    "Ball": (9.24, 9.79, 7.77, 14.1, 20.4, 14.3, 11.52),
-    "Cone": (9.10, 9.60, 7.70, 14.01, 20.34, 13.98, 11.24),
-    "Ellipsoid": (7.92, 8.15, 6.12, 10.96, 15.30, 11.86, 11.12),
-    "Ellipsoid + non-uniform cells": (6.66, 5.99, 4.56, 7.92, 10.82, 10.71, 8.79),
-    "Ellipsoid + variable eps": (8.65, 9.83, 7.71, 12.32, 18.81, 14.63, 13.42),
+PRINTED_TEXT = {  # Table 1 of the paper as printed (theoretical / experimental PG-19 slope)
+    "Ball": ("9.24", "9.79", "7.77", "14.1", "20.4", "14.3", "11.52"),
+    "Cone": ("9.10", "9.60", "7.70", "14.01", "20.34", "13.98", "11.24"),
+    "Ellipsoid": ("7.92", "8.15", "6.12", "10.96", "15.30", "11.86", "11.12"),
+    "Ellipsoid + non-uniform cells": ("6.66", "5.99", "4.56", "7.92", "10.82", "10.71", "8.79"),
+    "Ellipsoid + variable eps": ("8.65", "9.83", "7.71", "12.32", "18.81", "14.63", "13.42"),
 }
+PRINTED = {row: tuple(float(x) for x in vals) for row, vals in PRINTED_TEXT.items()}
+
+
+def matches_printed(ours, row: str) -> np.ndarray:
+    """Whether each value rounds to the printed Table 1 entry, at the printed number of decimals.
+
+    Explained in: book/threshold.md
+    """
+    decimals = [len(text.split(".")[1]) for text in PRINTED_TEXT[row]]
+    return np.array([round(float(x), k) == p for x, k, p in zip(ours, decimals, PRINTED[row])])
 
 
 def models() -> list[dict]:
