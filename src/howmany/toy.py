@@ -139,13 +139,13 @@ class ToyEnumeration:
     n_distinct: list  # number of distinct greedy outputs of each length
     n_prompts: int  # grid points (G^(d m)): the bound of Thm 4.5 for this grid
     d_vocab: int  # |V|
-    labels: list  # per grid point, index of its length-n_max output among the distinct ones (m = 1)
+    tokens: list  # [n_prompts][n_max] greedy tokens of every grid prompt (empty unless kept)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def enumerate_outputs(cfg: ToyConfig, *, keep_labels: bool = True) -> ToyEnumeration:
+def enumerate_outputs(cfg: ToyConfig, *, keep_tokens: bool = False) -> ToyEnumeration:
     """Decode every grid prompt and count distinct outputs for each n ≤ cfg.n_max.
 
     Explained in: book/accessible.md
@@ -153,8 +153,8 @@ def enumerate_outputs(cfg: ToyConfig, *, keep_labels: bool = True) -> ToyEnumera
     model = ToyTransformer(cfg)
     tokens = greedy_decode(model, grid_prompts(cfg), cfg.n_max)
     counts = [len(np.unique(tokens[:, :k], axis=0)) for k in range(1, cfg.n_max + 1)]
-    labels = prefix_labels(tokens, cfg.n_max).tolist() if keep_labels else []
-    return ToyEnumeration(list(range(1, cfg.n_max + 1)), counts, len(tokens), cfg.d_vocab, labels)
+    kept = tokens.tolist() if keep_tokens else []
+    return ToyEnumeration(list(range(1, cfg.n_max + 1)), counts, len(tokens), cfg.d_vocab, kept)
 
 
 def prefix_labels(tokens: np.ndarray, n: int) -> np.ndarray:

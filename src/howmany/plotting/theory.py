@@ -57,3 +57,87 @@ def plot_threshold_min(ax, m, c_m, n_inf):
 
 
 __all__ += ["plot_fraction_cliff", "plot_bound_curves", "plot_threshold_min"]
+
+
+# --- accessible / packing / refined chapters (toy enumeration, packings, Monte Carlo) ------------
+from .style import MARKERS as _MARKERS  # noqa: E402
+
+
+def plot_output_counts(ax, n, counts, *, d_vocab, grid_counts):
+    """Distinct greedy outputs vs n (markers, log10), |V|^n and each grid's Thm 4.5 bound (dashed).
+
+    Args:
+        ax: matplotlib axes. n: output lengths. counts: label -> distinct counts per n.
+        d_vocab: |V|. grid_counts: label -> number of grid prompts (same labels as ``counts``).
+
+    Explained in: book/accessible.md
+    """
+    n = _np.asarray(n)
+    colours = _mpl.colormaps["viridis"](_np.linspace(0.1, 0.85, len(counts)))
+    ax.plot(n, n * _np.log10(d_vocab), color="0.5", linestyle=":", linewidth=1.5,
+            label=r"$|V|^n$ (all strings)")
+    for i, ((label, c), colour) in enumerate(zip(counts.items(), colours)):
+        ax.plot(n, _np.log10(c), marker=_MARKERS[i % len(_MARKERS)], color=colour, label=label)
+        ax.axhline(_np.log10(grid_counts[label]), color=colour, linestyle="--", linewidth=1.2)
+    top = max(_np.log10(list(grid_counts.values())).max(), _np.log10(max(map(max, counts.values()))))
+    ax.set(xlabel="output length n (tokens)", ylabel=r"log$_{10}$ #distinct outputs",
+           ylim=(-0.1, top + 0.8))
+    ax.legend(frameon=False, fontsize="small", loc="upper left")
+    return ax
+
+
+def plot_prompt_plane(ax, labels, r, *, cmap="tab20"):
+    """The prompt plane [-r, r]^2 coloured by the greedy output of each grid point.
+
+    Args:
+        ax: axes. labels: [G, G] integer output label of grid point (x_i, y_j), indexed [i, j].
+        r: half-width of the plane.
+
+    Explained in: book/accessible.md
+    """
+    lab = _np.asarray(labels)
+    colours = _mpl.colormaps[cmap](_np.arange(lab.max() + 1) % 20)
+    ax.imshow(colours[lab.T], origin="lower", extent=(-r, r, -r, r), interpolation="nearest")
+    ax.set(xlabel=r"$x_1$", ylabel=r"$x_2$", aspect="equal")
+    ax.grid(False)
+    return ax
+
+
+def plot_packing_counts(ax, x, sizes, lower, upper, *, xlabel, logy=True):
+    """Numerical packing sizes (markers) between the lower and upper bounds (dashed, shaded gap).
+
+    Args:
+        ax: axes. x: r/ε values. sizes: label -> packing sizes at ``x``.
+        lower, upper: bounds at ``x`` (counts, not logs).
+
+    Explained in: book/packing.md
+    """
+    ax.fill_between(x, lower, upper, color="0.85", alpha=0.5)
+    ax.plot(x, upper, **_BOUND, label=r"upper $(1+2r/\varepsilon)^D$")
+    ax.plot(x, lower, color="0.2", linestyle=":", linewidth=1.5, label=r"lower $(r/\varepsilon)^D$")
+    for i, (label, y) in enumerate(sizes.items()):
+        ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], linewidth=1, label=label)
+    ax.set(xlabel=xlabel, ylabel="packing size", yscale="log" if logy else "linear")
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def plot_points(ax, points, r, *, eps=None, shape="ball", label=None):
+    """A 2-D packing: centres, their ε/2 discs (if ``eps``) and the support boundary.
+
+    Explained in: book/packing.md
+    """
+    t = _np.linspace(0, 2 * _np.pi, 200)
+    if shape == "ball":
+        ax.plot(r * _np.cos(t), r * _np.sin(t), **_BOUND)
+    else:
+        ax.plot([-r, r, r, -r, -r], [-r, -r, r, r, -r], **_BOUND)
+    if eps is not None:
+        for p in points:
+            ax.add_patch(_mpl.patches.Circle(p, eps / 2, fill=False, lw=0.6, color="C0"))
+    ax.plot(points[:, 0], points[:, 1], "o", ms=3, color="C0", label=label)
+    ax.set(aspect="equal", xlabel=r"$x_1$", ylabel=r"$x_2$")
+    return ax
+
+
+__all__ += ["plot_output_counts", "plot_prompt_plane", "plot_packing_counts", "plot_points"]
