@@ -281,3 +281,24 @@ def mc_cell_fractions(W: np.ndarray, b: np.ndarray | None, n: int, *, rule: str 
         score = h @ W.T + bias if rule == "argmax" else -((h[:, None, :] - W[None]) ** 2).sum(-1)
         counts += np.bincount(score.argmax(axis=1), minlength=len(W))
     return counts / n
+
+
+def packing_sweep(ratios, dim: int, *, oversample: int = 15, seed: int = 0, n_random: int = 3) -> list[dict]:
+    """Sizes of four ε-packings (ε = 1) for each r/ε in ``ratios``: the ℓ∞ grid of the cube, the
+    cubic and the densest lattice in the ℓ2 ball, and the mean of ``n_random`` random maximal sets.
+
+    Returns:
+        One dict per ratio with keys "grid", "cubic lattice", "<densest> lattice", "random maximal".
+
+    Explained in: book/packing.md
+    """
+    densest = {1: "cubic", 2: "hex", 3: "fcc"}[dim]
+    rows = []
+    for x in ratios:
+        rnd = [len(random_maximal_packing(x, 1.0, dim, oversample=oversample,
+                                          rng=np.random.default_rng(seed + i))) for i in range(n_random)]
+        rows.append({"grid": len(grid_points(x, 1.0, dim)),
+                     "cubic lattice": len(lattice_packing(x, 1.0, dim)),
+                     f"{densest} lattice": len(lattice_packing(x, 1.0, dim, kind=densest)),
+                     "random maximal": float(np.mean(rnd))})
+    return rows

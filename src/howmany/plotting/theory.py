@@ -118,7 +118,7 @@ def plot_packing_counts(ax, x, sizes, lower, upper, *, xlabel, logy=True):
     for i, (label, y) in enumerate(sizes.items()):
         ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], linewidth=1, label=label)
     ax.set(xlabel=xlabel, ylabel="packing size", yscale="log" if logy else "linear")
-    ax.legend(frameon=False, fontsize="small")
+    ax.legend(frameon=False, fontsize="x-small", loc="upper left")
     return ax
 
 
@@ -141,3 +141,28 @@ def plot_points(ax, points, r, *, eps=None, shape="ball", label=None):
 
 
 __all__ += ["plot_output_counts", "plot_prompt_plane", "plot_packing_counts", "plot_points"]
+
+
+def plot_log_packing_map(ax, d_values, ratios, log10_P, *, points=None):
+    """Heatmap of log10 P (rows: r/ε, columns: d), log axes, contour lines; optional labelled points.
+
+    Args:
+        ax: axes. d_values: [nd]. ratios: [nr] values of r/ε. log10_P: [nr, nd].
+        points: optional list of (label, d, r/ε) to mark (e.g. the paper's models).
+
+    Explained in: book/packing.md
+    """
+    mesh = ax.pcolormesh(d_values, ratios, log10_P, cmap="mako", shading="auto",
+                         norm=_mpl.colors.LogNorm())
+    cs = ax.contour(d_values, ratios, log10_P, levels=[1e1, 1e2, 1e3, 1e4], colors="white",
+                    linewidths=0.8)
+    ax.clabel(cs, fmt=lambda v: f"$10^{{{v:.0f}}}$", fontsize="x-small")
+    for _, d, ratio in points or []:  # labels would overlap: the caption names the points
+        ax.plot(d, ratio, "o", color="C1", ms=6, mec="k")
+    ax.set(xscale="log", yscale="log", xlabel="dimension d", ylabel=r"$r/\varepsilon$")
+    ax.grid(False)
+    ax.figure.colorbar(mesh, ax=ax, label=r"decimal digits of $(1+2r/\varepsilon)^d$")
+    return ax
+
+
+__all__ += ["plot_log_packing_map"]
