@@ -27,3 +27,12 @@ def test_row4_over_row3_is_log_v_over_a():
 def test_slopes_with_relative_convention():
     np.testing.assert_allclose(table1.ball_slopes("relative")[0], 590.1, atol=0.05)
     assert np.all(table1.ball_slopes("relative") < table1.ball_slopes("absolute"))
+
+
+def test_digitised_n50_reproduce_slope_and_respect_bound():
+    m = np.arange(1, 6)
+    slope, intercept = np.polyfit(m, table1.N50_QWEN15_PG19, 1)
+    assert round(slope, 2) == 79.56 and round(intercept, 1) == -32.7
+    qwen = table1.models()[4]
+    bound = table1.bounds.n50_upper(m, qwen["d"], qwen["r"], 2.0**-10, qwen["V"])
+    assert np.all(np.array(table1.N50_QWEN15_PG19) <= bound)

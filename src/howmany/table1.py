@@ -29,6 +29,10 @@ MODELS = (  # name, d, |V|, r, theta (rad), PG-19 slope, |a|
 )
 FIELDS = ("name", "d", "V", "r", "theta", "slope_pg19", "abs_a")
 
+# n50(m) for m = 1..5, Qwen2.5-1.5B on PG-19: digitised from the authors' committed cramming figure
+# (THEORY.md Sec. 7); their OLS slope is the Table 1 denominator 79.6 (legend: 79.56).
+N50_QWEN15_PG19 = (50.0, 121.6, 204.3, 291.0, 363.1)
+
 PRINTED_TEXT = {  # Table 1 of the paper as printed (theoretical / experimental PG-19 slope)
     "Ball": ("9.24", "9.79", "7.77", "14.1", "20.4", "14.3", "11.52"),
     "Cone": ("9.10", "9.60", "7.70", "14.01", "20.34", "13.98", "11.24"),
