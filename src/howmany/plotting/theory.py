@@ -166,3 +166,43 @@ def plot_log_packing_map(ax, d_values, ratios, log10_P, *, points=None):
 
 
 __all__ += ["plot_log_packing_map"]
+
+
+def plot_clt_transition(ax, n, simulated, clt, bound, *, n50=None):
+    """Accessible fraction vs n under the non-uniform-cell heuristic: simulation (markers), its CLT
+    model (line) and the uniform-cell hinge bound of Cor 4.6 (dashed).
+
+    Explained in: book/refined.md
+    """
+    ax.plot(n, bound, **_BOUND, label="Cor 4.6 bound (uniform cells)")
+    ax.plot(n, clt, color="C1", linewidth=1.8, label="CLT model")
+    ax.plot(n, simulated, "o", color="C0", ms=4, label="simulated random strings")
+    if n50 is not None:
+        ax.axvline(n50, color="0.5", linestyle=":", linewidth=1.2, label=r"$m\ln P/\mu$")
+    ax.set(xlabel="output length n (tokens)", ylabel="accessible fraction", ylim=(-0.03, 1.03))
+    ax.legend(frameon=False, fontsize="small", loc="lower left")
+    return ax
+
+
+def plot_refinement_ratios(ax, names, ratios):
+    """Grouped bars: each refined slope bound as a fraction of the Ball bound, per model.
+
+    Args:
+        ax: axes. names: model names. ratios: label -> [len(names)] refined / Ball.
+
+    Explained in: book/refined.md
+    """
+    width = 0.8 / len(ratios)
+    x = _np.arange(len(names))
+    for i, (label, y) in enumerate(ratios.items()):
+        ax.bar(x + (i - (len(ratios) - 1) / 2) * width, y, width, label=label,
+               hatch=["", "//", "..", "xx", "\\\\"][i % 5], edgecolor="white")
+    ax.axhline(1.0, **_BOUND)
+    ax.set_xticks(x, names, rotation=30, ha="right")
+    ax.set(ylabel="refined bound / Ball bound", ylim=(0, 1.05))
+    ax.legend(frameon=False, fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=len(ratios))
+    return ax
+
+
+__all__ += ["plot_clt_transition", "plot_refinement_ratios"]
