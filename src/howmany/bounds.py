@@ -10,6 +10,13 @@ Corollary 4.10 (unbounded context), Sec. 5 / Table 1 refinements (box, cone, non
 The precision ``eps`` comes from :mod:`howmany.precision`; the paper's tables from
 :mod:`howmany.table1`.
 
+Arguments (all array-likes, broadcast against each other): ``r`` radius of the support of one
+prompt vector; ``eps`` precision (side of an l_inf grid cell); ``d`` dimension of a prompt vector
+(``d_model``); ``m`` prompt length in vectors; ``n`` output length in tokens; ``V`` vocabulary
+size |V|; ``q`` order of the Wasserstein precision; ``phi`` cone half-angle in radians.
+Returns: ``log_*`` functions give natural logs (nats); ``slope_*`` and ``n_*`` give tokens
+(per prompt vector for slopes).
+
 Explained in: book/counting.md, book/threshold.md, book/unbounded.md, book/refined.md
 """
 
