@@ -45,6 +45,24 @@ def _results(args) -> int:
     return 0
 
 
+def _geometry(args) -> int:
+    from . import geometry, models
+
+    lm = models.load(args.model, dtype=args.dtype)
+    cfg = geometry.GeometryConfig.for_profile(args.profile)
+    rep = geometry.measure(lm, cfg, verbose=True)
+    g = rep["all"]
+    print(f"{lm.name}: d = {lm.d_model}, |V| = {lm.d_vocab}, states = {g['n']} "
+          f"({cfg.n_prompts} prompts x {cfg.length} tokens per source: {', '.join(rep['sources'])})")
+    print(f"r_inf = {g['r_inf']:.4g} (p50/p99/p99.9 {'/'.join(f'{x:.4g}' for x in g['r_inf_pct'])}), "
+          f"r_2 = {g['r_2']:.4g}, theta = {g['theta']:.3f} rad, BOS state r_inf = {rep['r_bos']}")
+    print(f"{'format':6} {'convention':10} {'eps':>10} {'C_ball':>9} {'C_box':>9} {'C_cone':>9}")
+    for row in rep["table"]:
+        print(f"{row['format']:6} {row['convention']:10} {row['eps']:10.3g} {row['C_ball']:9.1f} "
+              f"{row['C_box']:9.1f} {row['C_cone']:9.1f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     ap = argparse.ArgumentParser(prog="python -m howmany", description=__doc__.splitlines()[0])
@@ -53,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("results", help="list stored results in data/")
     p.add_argument("chapter", nargs="?", default=None)
     p.set_defaults(func=_results)
+    p = sub.add_parser("geometry", help="d, |V|, radius r, eps and slope bounds of a model")
+    p.add_argument("model", help="smollm2-135m | gemma3-270m | tiny-llama-d32-v64-l2 | org/hub-id")
+    p.add_argument("--profile", default="smoke", help="sample size: smoke (seconds) | default | full")
+    p.add_argument("--dtype", default="float32")
+    p.set_defaults(func=_geometry)
     p = sub.add_parser("book", help="book pipeline: build | execute | notebooks", add_help=False)
     p.set_defaults(func=None)
     return ap
