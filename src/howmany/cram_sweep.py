@@ -1,0 +1,217 @@
+"""Resumable cramming sweeps over prompt lengths m, and their summaries (n50, slope).
+
+A sweep crams the same target strings for every m with one or both threshold methods of
+``howmany.cramming`` (paper §5.1, Fig. 3, Table 1). The model is loaded once. Each
+(m, method, string) result is written atomically to its own JSON file in the sweep folder
+(``<store>/cramming/sweep-<model>-<kind>-<hash8>/``) as soon as its batch finishes, so a killed
+sweep resumes where it stopped and loses at most the strings in flight. A partial sweep can be
+summarised: every summary says how many strings per m it rests on.
+
+Explained in: book/cramming.md
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from . import accessibility, cramming, results, targets
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """One sweep: model, targets, prompt lengths and the cramming protocol."""
+
+    model: str  # name for howmany.models.load
+    dtype: str = "float32"  # compute dtype of the model
+    kind: str = "random-words"  # target kind (howmany.targets.KINDS)
+    ms: tuple = (1, 2, 3, 4)  # soft-prompt lengths
+    n_strings: int = 16  # strings per m (the same strings for every m)
+    n_max_base: int = 16  # longest prefix tried = n_max_base + n_max_per_m * m
+    n_max_per_m: int = 48
+    methods: tuple = ("grow", "bisect")  # threshold methods, run in this order
+    batch_size: int = 8  # strings crammed together
+    seed: int = 0  # seed of the strings and of the prompt inits
+    cram: cramming.CramConfig = field(default_factory=cramming.CramConfig)  # protocol
+
+    def n_max(self, m: int) -> int:
+        return int(self.n_max_base + self.n_max_per_m * m)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SweepConfig":
+        d = dict(d)
+        c = dict(d.pop("cram"))
+        c["betas"] = tuple(c["betas"])
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()},
+                   cram=cramming.CramConfig(**c))
+
+
+def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
+    """Folder of a sweep inside a results store root (named by model, kind and config hash)."""
+    return Path(root) / "cramming" / f"sweep-{cfg.model}-{cfg.kind}-{results.config_key(cfg)}"
+
+
+def _unit_path(folder: Path, m: int, method: str, i: int) -> Path:
+    return folder / f"m{m}-{method}-s{i:03d}.json"
+
+
+def sweep_targets(cfg: SweepConfig, lm) -> np.ndarray:
+    """The sweep's strings [n_strings, n_max(max m)]; prefixes serve the smaller m."""
+    return targets.make_targets(cfg.kind, cfg.n_strings, cfg.n_max(max(cfg.ms)), seed=cfg.seed,
+                                tokenizer=lm.tokenizer, d_vocab=lm.d_vocab)
+
+
+def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False) -> Path:
+    """Run (or resume) a sweep into ``folder``; returns the folder.
+
+    Order: method, then batch of strings, then m — so a partial sweep already covers every m.
+
+    Explained in: book/cramming.md
+    """
+    folder = Path(folder)
+    results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": results.provenance(
+        seed=cfg.seed, device=lm.device, dtype=cfg.dtype)})
+    tg = sweep_targets(cfg, lm)
+    todo = [(meth, c, m) for meth in cfg.methods for c in range(0, cfg.n_strings, cfg.batch_size)
+            for m in cfg.ms]
+    total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
+    done = sum(_unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
+               for i in range(cfg.n_strings))
+    bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram {cfg.model}")
+    for meth, c, m in todo:
+        idx = [i for i in range(c, min(c + cfg.batch_size, cfg.n_strings))
+               if not _unit_path(folder, m, meth, i).exists()]
+        if not idx:
+            continue
+        t0 = time.perf_counter()
+        out = cramming.THRESHOLD_METHODS[meth](
+            lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
+            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx])
+        wall = time.perf_counter() - t0
+        for i, r in zip(idx, out):
+            prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype, wall_s=wall)
+            results.atomic_write_json(_unit_path(folder, m, meth, i), {
+                "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
+                           "batch": len(idx)},
+                "result": {**r, "target": tg[i, : cfg.n_max(m)].tolist()}, "provenance": prov})
+        bar.update(len(idx))
+    bar.close()
+    return folder
+
+
+def load_sweep(folder: Path) -> dict:
+    """Read every finished unit of a sweep: ``{"config", "units": {method: {m: [...]}}}``.
+
+    Explained in: book/cramming.md
+    """
+    folder = Path(folder)
+    head = json.loads((folder / "sweep.json").read_text())
+    units: dict = {}
+    for path in sorted(folder.glob("m*-*-s*.json")):
+        u = json.loads(path.read_text())
+        c = u["config"]
+        units.setdefault(c["method"], {}).setdefault(int(c["m"]), []).append(
+            {**u["result"], "string": c["string"], "wall_s": u["provenance"].get("wall_time_s")})
+    return {"config": head["config"], "provenance": head["provenance"], "units": units,
+            "folder": str(folder)}
+
+
+def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0) -> dict:
+    """n50 per m (median + logistic, bootstrap CIs), slope fit, and honest counts.
+
+    Strings flagged ``nan`` are excluded and counted. Returns plain JSON types.
+
+    Explained in: book/cramming.md
+    """
+    units = sweep["units"]
+    method = method or next(iter(units))
+    by_m, counts = {}, {}
+    for m, rows in sorted(units.get(method, {}).items()):
+        ok = [r for r in rows if r["status"] != "nan"]
+        counts[m] = {"done": len(rows), "nan": len(rows) - len(ok),
+                     "censored": sum(bool(r["censored"]) for r in ok)}
+        if ok:
+            by_m[m] = np.array([r["threshold"] for r in ok], dtype=float)
+    n50 = [accessibility.n50_with_ci(m, t, n_boot=n_boot, seed=seed).to_dict()
+           for m, t in by_m.items()]
+    fit = None
+    if len(by_m) >= 2:
+        fit = accessibility.slope_fit(by_m, n_boot=n_boot, seed=seed).to_dict()
+    return {"method": method, "counts": counts, "n50": n50, "fit": fit,
+            "thresholds": {m: t.tolist() for m, t in by_m.items()},
+            "n_strings": sweep["config"]["n_strings"]}
+
+
+def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None) -> list[Path]:
+    """Sweep folders of ``model`` in ``data/cramming`` (or ``root``), newest first.
+
+    Raises:
+        results.MissingResultError: none exists (naming the command that makes one).
+
+    Explained in: book/cramming.md
+    """
+    from .utils import data_dir
+
+    base = Path(root) if root is not None else data_dir()
+    found = [p.parent for p in (base / "cramming").glob(f"sweep-{model}-{kind or '*'}-*/sweep.json")]
+    if not found:
+        raise results.MissingResultError(
+            f"no cramming sweep for {model!r} in {base / 'cramming'}; compute it with `make results` "
+            f"or `python -m howmany cram {model} --m 1 2 3 4 --strings 16` (hours on a CPU), "
+            "or run this chapter with PROFILE='smoke'")
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def with_cram(cfg: SweepConfig, **changes) -> SweepConfig:
+    """A copy of ``cfg`` whose cramming protocol has ``changes`` applied."""
+    return replace(cfg, cram=replace(cfg.cram, **changes))
+
+
+def add_cli(sub) -> None:
+    """Register ``python -m howmany cram MODEL --m 1 2 3 4 --strings 20 --kind random-words``."""
+    p = sub.add_parser("cram", help="resumable cramming sweep into the results store")
+    p.add_argument("model", help="howmany.models.load name, e.g. smollm2-135m or tiny-llama-d32-v64-l2")
+    p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
+    p.add_argument("--strings", type=int, default=16, help="strings per m")
+    p.add_argument("--kind", default="random-words", choices=targets.KINDS)
+    p.add_argument("--methods", nargs="+", default=["grow", "bisect"],
+                   choices=sorted(cramming.THRESHOLD_METHODS))
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--layout", default="bos-mem", choices=cramming.LAYOUTS)
+    p.add_argument("--max-steps", type=int, default=3000)
+    p.add_argument("--patience", type=int, default=500)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
+    p.add_argument("--device", default="auto")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    from . import models
+
+    if min(args.m) <= 0 or args.strings <= 0:
+        raise SystemExit("--m values and --strings must be positive")
+    cram_cfg = cramming.CramConfig(max_steps=args.max_steps, patience=args.patience,
+                                   layout=args.layout)
+    cfg = SweepConfig(model=args.model, dtype=args.dtype, kind=args.kind, ms=tuple(args.m),
+                      n_strings=args.strings, n_max_base=args.n_max[0], n_max_per_m=args.n_max[1],
+                      methods=tuple(args.methods), batch_size=args.batch, seed=args.seed,
+                      cram=cram_cfg)
+    lm = models.load(args.model, dtype=args.dtype, device=args.device)
+    folder = sweep_dir(cfg, results.store_root(args.profile, heavy=True))
+    print(f"sweep folder: {folder}", flush=True)
+    run_sweep(lm, cfg, folder, verbose=True)
+    summary = summarise(load_sweep(folder))
+    print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
+                     indent=1))
+    return 0
