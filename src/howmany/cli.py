@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("results", help="list stored results in data/")
     p.add_argument("chapter", nargs="?", default=None)
     p.set_defaults(func=_results)
+    from .cram_sweep import add_cli as _add_cram_cli
+
+    _add_cram_cli(sub)
     p = sub.add_parser("geometry", help="d, |V|, radius r, eps and slope bounds of a model")
     p.add_argument("model", help="smollm2-135m | gemma3-270m | tiny-llama-d32-v64-l2 | org/hub-id")
     p.add_argument("--profile", default="smoke", help="sample size: smoke (seconds) | default | full")
