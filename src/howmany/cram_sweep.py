@@ -94,7 +94,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False) -> P
         t0 = time.perf_counter()
         out = cramming.THRESHOLD_METHODS[meth](
             lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
-            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx])
+            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose)
         wall = time.perf_counter() - t0
         for i, r in zip(idx, out):
             prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype, wall_s=wall)

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tqdm.auto import tqdm
 
 LAYOUTS = ("bos-mem", "mem-bos", "mem")
 
@@ -160,11 +161,15 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                 tf_prefix=0, prompt=None) for _ in range(b)]
     b1, b2 = cfg.betas
     step = 0
+    bar = tqdm(disable=not verbose, desc=f"cram m={m} B={b}", unit="step", leave=False,
+               mininterval=10)
     while True:
         act = np.array([i for i in range(b) if out[i]["status"] == "active"])
         if act.size == 0:
             break
         step += 1
+        bar.update(1)
+        bar.set_postfix(active=act.size, verified=int(sum(o["n_verified"] for o in out)), refresh=False)
         feed = np.minimum(cur[act] + (cfg.lookahead if grow else 0), lengths[act])
         nf = int(feed.max())
         x = p[act].clone().requires_grad_(True)
@@ -219,6 +224,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                 pi = p[i] * (1 - cfg.lr * cfg.weight_decay)
                 denom = (var[i] / (1 - b2**tt)).sqrt() + cfg.eps
                 p[i] = pi - cfg.lr * (mom[i] / (1 - b1**tt)) / denom
+    bar.close()
     for o in out:
         if o["status"] == "failed" and grow and o["n_verified"] > 0:
             o["status"] = "stopped"  # grew until the optimiser stalled: n_verified is the threshold
