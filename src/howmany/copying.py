@@ -1,0 +1,321 @@
+"""The copy task: data, training with resumable checkpoints, greedy evaluation, the cliff fit.
+
+A training example is ``$ s | s .`` with ``s`` a uniformly random string over 26 letters; the
+loss counts only the copied part (``s`` after the separator, and the end symbol). Models from
+``howmany.copymodels`` are trained on lengths in a range (default 5–50) and evaluated by greedy
+decoding at lengths up to several times longer, reporting exact-string and per-character
+accuracy with 95 % Wilson intervals. Paper: Sec. 5 (copying experiments), Cor. 4.10.
+
+Explained in: book/copying.md
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from . import copymodels, profiles
+from .results import config_key
+from .utils import resolve_device
+
+LETTERS = 26  # ids 0..25 are the letters a..z
+BOS, SEP, EOS, PAD = 26, 27, 28, 29  # "$", "|", ".", padding
+SYMBOLS = "abcdefghijklmnopqrstuvwxyz$|._"
+
+
+@dataclass(frozen=True)
+class CopyConfig:
+    """One training run plus its evaluation grid."""
+
+    model: copymodels.ModelConfig = field(default_factory=copymodels.ModelConfig)
+    min_len: int = 5  # shortest training string
+    max_len: int = 50  # longest training string
+    steps: int = 2000  # optimiser steps
+    batch_size: int = 32  # strings per step
+    lr: float = 1e-3  # peak AdamW learning rate (linear warm-up, cosine decay)
+    warmup: int = 100  # warm-up steps
+    eval_lengths: tuple = tuple(range(5, 301, 5))  # string lengths evaluated
+    eval_strings: int = 100  # strings per evaluated length
+    seed: int = 0  # seeds initialisation, training data and test strings
+    threads: int = 1  # torch CPU threads (tiny models gain nothing from more; a shared CPU loses)
+    pretrained: str = ""  # fine-tune this howmany.models name instead of training from scratch
+    device: str = "cpu"  # "cpu", "cuda" or "auto"
+
+    @classmethod
+    def for_profile(cls, profile: str, arch: str = "rope", **overrides) -> "CopyConfig":
+        """Sizes per profile: ``smoke`` is tiny, ``default`` fits a 2-core CPU, ``full`` is larger."""
+        if profiles.check(profile) == "smoke":
+            base = cls(model=copymodels.ModelConfig.smoke(arch), min_len=2, max_len=8,
+                       steps=150, lr=3e-3, warmup=20, eval_lengths=(2, 4, 8, 12, 16, 24),
+                       eval_strings=20)
+        else:
+            base = cls(model=copymodels.ModelConfig(arch=arch))
+        return replace(base, **overrides)
+
+    def key(self) -> str:
+        """8-hex hash of the training part of the config (names its checkpoint)."""
+        train = {k: v for k, v in asdict(self).items() if not k.startswith("eval")}
+        return f"{self.pretrained or self.model.arch}-{config_key(train)}"
+
+
+def random_strings(n_strings: int, length: int, gen: torch.Generator) -> torch.Tensor:
+    """Uniform random letter ids [n_strings, length]."""
+    return torch.randint(0, LETTERS, (n_strings, length), generator=gen)
+
+
+def make_batch(lengths: list[int], gen: torch.Generator):
+    """Padded copy examples for the given string lengths.
+
+    Returns:
+        ``(inputs, targets, mask)``, each [batch, 2*max(lengths)+2]: ``inputs`` are the ids of
+        ``$ s | s .`` without the last symbol, ``targets`` the next ids, and ``mask`` is True
+        exactly where the target is a copied letter or the end symbol.
+
+    Explained in: book/copying.md
+    """
+    width = 2 * max(lengths) + 3
+    seqs = torch.full((len(lengths), width), PAD)
+    mask = torch.zeros(len(lengths), width, dtype=torch.bool)
+    for i, n in enumerate(lengths):
+        s = random_strings(1, n, gen)[0]
+        seqs[i, : 2 * n + 3] = torch.cat([torch.tensor([BOS]), s, torch.tensor([SEP]), s,
+                                          torch.tensor([EOS])])
+        mask[i, n + 2 : 2 * n + 3] = True  # copied letters and EOS, as positions in seqs
+    return seqs[:, :-1], seqs[:, 1:], mask[:, 1:]
+
+
+def sample_lengths(n: int, lo: int, hi: int, gen: torch.Generator) -> list[int]:
+    """``n`` lengths uniform on {lo, ..., hi}."""
+    return torch.randint(lo, hi + 1, (n,), generator=gen).tolist()
+
+
+def checkpoint_dir() -> Path:
+    """``$HOWMANY_CHECKPOINTS`` or ``~/.cache/howmany/checkpoints`` (outside the repository)."""
+    env = os.environ.get("HOWMANY_CHECKPOINTS")
+    return Path(env) if env else Path.home() / ".cache" / "howmany" / "checkpoints"
+
+
+def _save(path: Path, state: dict) -> None:
+    """Atomic ``torch.save``: temporary file in the same folder, then ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def _lr(step: int, cfg: CopyConfig) -> float:
+    """Linear warm-up to ``cfg.lr``, then cosine decay to a tenth of it."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+
+
+def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int = 250,
+          use_checkpoints: bool = True):
+    """Train (or resume, or load) a copy model; checkpoints are keyed by ``cfg.key()``.
+
+    Args:
+        cfg: run configuration.
+        model: an already built model (e.g. a pretrained wrapper); default ``copymodels.build``.
+        verbose: show a tqdm progress bar.
+        save_every: steps between checkpoints (a killed run resumes from the last one).
+        use_checkpoints: read and write ``checkpoint_dir()/<key>.pt``.
+
+    Returns:
+        ``(model, info)``; ``info`` has ``train_s`` (seconds of training summed over resumes),
+        ``losses`` (mean loss per 50 steps) and ``n_params``.
+
+    Explained in: book/copying.md
+    """
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    dev = resolve_device(cfg.device)
+    model = (copymodels.build(cfg.model) if model is None else model).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    path = checkpoint_dir() / f"{cfg.key()}.pt"
+    step, info = 0, {"train_s": 0.0, "losses": [], "n_params": copymodels.n_params(model)}
+    if use_checkpoints and path.exists():
+        state = torch.load(path, weights_only=False, map_location=dev)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        step, info = state["step"], state["info"]
+    model.train()
+    running, t0 = [], time.perf_counter()
+    bar = tqdm(total=cfg.steps, initial=step, disable=not verbose, desc=cfg.model.arch)
+    while step < cfg.steps:
+        lengths = sample_lengths(cfg.batch_size, cfg.min_len, cfg.max_len, gen)
+        inp, tgt, mask = (t.to(dev) for t in make_batch(lengths, gen))
+        logits, _ = model(inp)
+        loss = F.cross_entropy(logits[mask], tgt[mask])
+        for group in opt.param_groups:
+            group["lr"] = _lr(step, cfg)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        running.append(loss.item())
+        bar.update(1)
+        if len(running) == 50 or step == cfg.steps:
+            info["losses"].append(float(np.mean(running)))
+            bar.set_postfix(loss=f"{info['losses'][-1]:.3f}")
+            running = []
+        if use_checkpoints and (step % save_every == 0 or step == cfg.steps):
+            info["train_s"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            _save(path, {"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+                         "gen": gen.get_state(), "info": info, "config": asdict(cfg)})
+    bar.close()
+    info["train_s"] += time.perf_counter() - t0 if not use_checkpoints else 0.0
+    model.eval()
+    return model, info
+
+
+@torch.no_grad()
+def greedy_copy(model, strings: torch.Tensor) -> torch.Tensor:
+    """Greedy continuation of ``$ s |`` for each row of ``strings`` [batch, n]: [batch, n+1] ids.
+
+    Decoding uses the model's cache, so each new symbol costs one position.
+
+    Explained in: book/copying.md
+    """
+    b, n = strings.shape
+    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
+    prompt = torch.cat([col(BOS), strings, col(SEP)], dim=1)
+    logits, cache = model(prompt)
+    if isinstance(model, copymodels.CopyTransformer):  # room for n+1 more positions
+        cache = copymodels.reserve(cache, n + 1)
+    out = [logits[:, -1].argmax(-1)]
+    for _ in range(n):
+        logits, cache = model(out[-1][:, None], cache)
+        out.append(logits[:, -1].argmax(-1))
+    return torch.stack(out, dim=1)
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval for ``k`` successes out of ``n``.
+
+    >>> [round(x, 3) for x in wilson(100, 100)]
+    [0.963, 1.0]
+
+    Explained in: book/copying.md
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@torch.no_grad()
+def score(model, strings: torch.Tensor, *, greedy: bool = False):
+    """Which strings are copied exactly, and the fraction of right letters, for [batch, n] ids.
+
+    With ``greedy=False`` one teacher-forced pass suffices: greedy decoding reproduces ``s``
+    exactly iff the argmax is right at every copied position given the right prefix (induction
+    on the position), so ``exact`` equals greedy decoding's; ``char`` is then the teacher-forced
+    per-letter accuracy. With ``greedy=True`` both come from ``greedy_copy``.
+
+    Returns:
+        ``(exact, char)``: bool [batch] and float [batch].
+
+    Explained in: book/copying.md
+    """
+    b, n = strings.shape
+    strings = strings.to(next(model.parameters()).device)
+    if greedy:
+        out = greedy_copy(model, strings)
+        ok = out[:, :n] == strings
+        return ok.all(1) & (out[:, n] == EOS), ok.float().mean(1)
+    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
+    seq = torch.cat([col(BOS), strings, col(SEP), strings, col(EOS)], dim=1)
+    logits, _ = model(seq[:, :-1])
+    ok = logits[:, n + 1 :].argmax(-1) == seq[:, n + 2 :]  # n letters + EOS
+    return ok.all(1), ok[:, :n].float().mean(1)
+
+
+@torch.no_grad()
+def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int = 50,
+             greedy: bool = False, verbose: bool = False) -> list[dict]:
+    """Exact-string and per-character copy accuracy at each length (see ``score``).
+
+    A string counts as copied when all ``n`` letters and the end symbol are right.
+
+    Returns:
+        One dict per length: ``n``, ``exact`` with ``exact_lo``/``exact_hi`` (Wilson 95 %),
+        ``char`` with ``char_lo``/``char_hi`` (normal 95 % interval over strings).
+
+    Explained in: book/copying.md
+    """
+    model.eval()
+    rows = []
+    for n in tqdm(list(lengths), disable=not verbose, desc="evaluate"):
+        gen = torch.Generator().manual_seed(10_000 * seed + n)  # same test strings for every model
+        exact, chars = [], []
+        for start in range(0, n_strings, batch_size):
+            e, c = score(model, random_strings(min(batch_size, n_strings - start), n, gen),
+                         greedy=greedy)
+            exact.append(e.cpu())
+            chars.append(c.cpu())
+        exact, chars = torch.cat(exact), torch.cat(chars)
+        k, half = int(exact.sum()), 1.96 * float(chars.std()) / math.sqrt(len(chars))
+        lo, hi = wilson(k, len(exact))
+        rows.append({"n": int(n), "exact": k / len(exact), "exact_lo": lo, "exact_hi": hi,
+                     "char": float(chars.mean()), "char_lo": max(0.0, float(chars.mean()) - half),
+                     "char_hi": min(1.0, float(chars.mean()) + half)})
+    return rows
+
+
+def fit_cliff(ns, acc) -> dict:
+    """Fit ``acc ≈ 1 / (1 + exp((n - n50) / width))``: where the cliff is and how sharp.
+
+    Returns:
+        ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
+        ``r2`` of the fit; ``n50`` is NaN when accuracy never crosses 50 %.
+
+    Explained in: book/copying.md
+    """
+    from scipy.optimize import curve_fit
+
+    ns, acc = np.asarray(ns, float), np.asarray(acc, float)
+    if acc.max() < 0.5 or acc.min() > 0.5:
+        return {"n50": float("nan"), "width": float("nan"), "r2": float("nan")}
+    n0 = float(ns[np.argmax(acc < 0.5)])
+    f = lambda n, n50, w: 1 / (1 + np.exp(np.clip((n - n50) / w, -50, 50)))  # noqa: E731
+    (n50, w), _ = curve_fit(f, ns, acc, p0=(n0, 5.0), bounds=([0, 0.05], [1e4, 1e3]))
+    resid = acc - f(ns, n50, w)
+    r2 = 1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12)
+    return {"n50": float(n50), "width": float(w), "r2": float(r2)}
+
+
+def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
+    """Train (or reuse the checkpoint) and evaluate one architecture; a JSON-able summary.
+
+    Explained in: book/copying.md
+    """
+    t0 = time.perf_counter()
+    model = None
+    if cfg.pretrained:  # paper Sec. 5: fine-tune a pretrained model on the same task
+        from . import models
+
+        lm = models.load(cfg.pretrained, device=resolve_device(cfg.device))
+        model = copymodels.PretrainedCopier(lm, SYMBOLS)
+    model, info = train(cfg, model=model, verbose=verbose)
+    t1 = time.perf_counter()
+    rows = evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed, verbose=verbose)
+    ns, exact = [r["n"] for r in rows], [r["exact"] for r in rows]
+    return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "train_s": info["train_s"],
+            "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
+            "losses": info["losses"], "rows": rows, "fit": fit_cliff(ns, exact)}
