@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import bounds, precision, profiles
 from .models import LM

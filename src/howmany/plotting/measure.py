@@ -3,4 +3,109 @@
 Each public function is listed in __all__ (re-exported by howmany.plotting).
 """
 
-__all__: list[str] = []
+import numpy as np
+
+from .style import BOUND_STYLE, MARKERS
+
+__all__: list[str] = ["plot_radius_by_position", "plot_rank_volume", "plot_pareto", "plot_mu_vs_lnv",
+                      "plot_plane_regions"]
+
+
+def plot_radius_by_position(ax, curves: dict, *, key: str = "max"):
+    """r_inf of the states at each prompt position, one line per label (``geometry`` by_position).
+
+    Args:
+        curves: label -> ``radius_by_position`` dict. key: "max", "median" or "running_max".
+
+    Explained in: book/geometry.md
+    """
+    for i, (label, byp) in enumerate(curves.items()):
+        y = np.asarray(byp[key])
+        x = np.arange(1, len(y) + 1)
+        ax.plot(x, y, marker=MARKERS[i % len(MARKERS)], markevery=0.1, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="position in the prompt (tokens after BOS)",
+           ylabel=r"$\|h\|_\infty$ (" + key.replace("_", " ") + " over prompts)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_rank_volume(ax, curves: dict):
+    """Cell fraction p_t against its rank, log-log; dashed: the uniform 1/|V| of each model.
+
+    Args:
+        curves: label -> (sorted fractions of the hit cells, |V|).
+
+    Explained in: book/cells.md
+    """
+    for i, (label, (p, V)) in enumerate(curves.items()):
+        line, = ax.plot(np.arange(1, len(p) + 1), p, marker=MARKERS[i % len(MARKERS)],
+                        markevery=0.1, label=label)
+        ax.axhline(1 / V, **{**BOUND_STYLE, "color": line.get_color()}, alpha=0.7)
+    ax.set(xscale="log", yscale="log", xlabel="rank of the cell", ylabel=r"volume fraction $p_t$")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_pareto(ax, curves: dict, *, level: float = 0.8):
+    """Share of the volume held by the largest cells against the share of the vocabulary.
+
+    Args:
+        curves: label -> (sorted fractions of the hit cells, |V|).
+
+    Explained in: book/cells.md
+    """
+    for i, (label, (p, V)) in enumerate(curves.items()):
+        x = np.arange(1, len(p) + 1) / V
+        ax.plot(x, np.cumsum(p), marker=MARKERS[i % len(MARKERS)], markevery=0.1, label=label)
+    ax.axhline(level, **BOUND_STYLE)
+    ax.set(xscale="log", xlabel="fraction of the vocabulary (largest cells first)",
+           ylabel="fraction of the volume", ylim=(0, 1.02))
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_mu_vs_lnv(ax, rows: list[dict]):
+    """mu (plug-in over hit cells and lower bound) against ln|V|; dashed: mu = ln|V| (uniform cells).
+
+    Args:
+        rows: dicts with ``label``, ``ln_v``, ``mu_hit``, ``mu_lower``.
+
+    Explained in: book/cells.md
+    """
+    x = np.array([r["ln_v"] for r in rows])
+    ax.plot(x, [r["mu_lower"] for r in rows], "o", ms=8, label=r"$\mu$ lower bound")
+    ax.plot(x, [r["mu_hit"] for r in rows], "s", ms=6, label=r"$\mu$ over hit cells")
+    for r in rows:
+        ax.annotate(r["label"], (r["ln_v"], r["mu_lower"]), textcoords="offset points",
+                    xytext=(5, -12), fontsize="small")
+    grid = np.linspace(0, x.max() * 1.1, 2)
+    ax.plot(grid, grid, **BOUND_STYLE, label=r"$\mu=\ln|V|$ (equal cells)")
+    ax.set(xlabel=r"$\ln|V|$ (nats)", ylabel=r"$\mu=-\mathrm{mean}_t\ln p_t$ (nats)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_plane_regions(ax, labels: np.ndarray, extent, names: dict, *, n_named: int = 8):
+    """Next-token regions on a plane through three states (``cells.plane_labels``).
+
+    Args:
+        labels: ``[n, n]`` token ids. extent: (s_min, s_max, t_min, t_max).
+        names: token id -> string. n_named: label this many of the largest regions.
+
+    Explained in: book/cells.md
+    """
+    ids, inverse, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    rng = np.random.default_rng(0)
+    colours = rng.permutation(len(ids))  # neighbouring ids get unrelated colours
+    ax.imshow(colours[inverse.reshape(labels.shape)], origin="lower", extent=extent,
+              cmap="viridis", interpolation="nearest", aspect="auto")
+    for j in np.argsort(-sizes)[:n_named]:
+        rows, cols = np.nonzero(inverse.reshape(labels.shape) == j)
+        s = extent[0] + (cols.mean() + 0.5) / labels.shape[1] * (extent[1] - extent[0])
+        t = extent[2] + (rows.mean() + 0.5) / labels.shape[0] * (extent[3] - extent[2])
+        ax.text(s, t, names.get(int(ids[j]), str(ids[j])), ha="center", va="center",
+                fontsize="small", bbox=dict(boxstyle="round", fc="white", alpha=0.8))
+    ax.plot([0, 1, 0], [0, 0, 1], "w^", ms=9, mec="k", label="sampled states")
+    ax.set(xlabel=r"$s$ (towards $h_1$)", ylabel=r"$t$ (towards $h_2$)")
+    ax.legend(loc="upper right", fontsize="small")
+    return ax
