@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from howmany import copying, copymodels
+from howmany import copyeval, copying, copymodels
 
 
 def _gen(seed=0):
@@ -74,15 +74,15 @@ def test_hard_alibi_heads_see_only_their_window():
 
 
 def test_wilson_interval():
-    lo, hi = copying.wilson(50, 100)
+    lo, hi = copyeval.wilson(50, 100)
     assert lo < 0.5 < hi and math.isclose(lo + hi, 1.0)
-    assert copying.wilson(0, 100)[0] == 0.0 and math.isclose(copying.wilson(100, 100)[1], 1.0)
+    assert copyeval.wilson(0, 100)[0] == 0.0 and math.isclose(copyeval.wilson(100, 100)[1], 1.0)
 
 
 def test_fit_cliff_recovers_a_sigmoid():
     ns = torch.arange(5, 200, 5).double()
     acc = 1 / (1 + torch.exp((ns - 80) / 6))
-    fit = copying.fit_cliff(ns.tolist(), acc.tolist())
+    fit = copyeval.fit_cliff(ns.tolist(), acc.tolist())
     assert abs(fit["n50"] - 80) < 0.5 and abs(fit["width"] - 6) < 0.3 and fit["r2"] > 0.999
 
 
@@ -92,8 +92,8 @@ def test_tiny_model_learns_to_copy(tmp_path, monkeypatch):
                                          batch_size=32)
     model, info = copying.train(cfg)
     assert (tmp_path / f"{cfg.key()}.pt").exists() and info["losses"][-1] < 0.05
-    rows = copying.evaluate(model, [3], 50)
-    greedy = copying.evaluate(model, [3], 50, greedy=True)
+    rows = copyeval.evaluate(model, [3], 50)
+    greedy = copyeval.evaluate(model, [3], 50, greedy=True)
     assert rows[0]["exact"] >= 0.95 and rows[0]["exact"] == greedy[0]["exact"]
     again, info2 = copying.train(cfg)  # resumes from the finished checkpoint: no new steps
     assert info2["losses"] == info["losses"]
@@ -110,5 +110,5 @@ def test_pretrained_wrapper_trains_and_decodes(tmp_path, monkeypatch):
     model, info = copying.train(cfg, model=model)
     logits, _ = model(torch.randint(0, 26, (2, 7)))
     assert logits.shape == (2, 7, len(copying.SYMBOLS)) and len(info["losses"]) == 1
-    rows = copying.evaluate(model, [3], 4)
-    assert rows[0]["exact"] == copying.evaluate(model, [3], 4, greedy=True)[0]["exact"]
+    rows = copyeval.evaluate(model, [3], 4)
+    assert rows[0]["exact"] == copyeval.evaluate(model, [3], 4, greedy=True)[0]["exact"]

@@ -2,9 +2,9 @@
 
 A training example is ``$ s | s .`` with ``s`` a uniformly random string over 26 letters; the
 loss counts only the copied part (``s`` after the separator, and the end symbol). Models from
-``howmany.copymodels`` are trained on lengths in a range (default 5–50) and evaluated by greedy
-decoding at lengths up to several times longer, reporting exact-string and per-character
-accuracy with 95 % Wilson intervals. Paper: Sec. 5 (copying experiments), Cor. 4.10.
+``howmany.copymodels`` are trained on lengths in a range (default 5–50), with resumable
+checkpoints outside the repository, and evaluated by ``howmany.copyeval`` at lengths up to
+several times longer. Paper: Sec. 5 (copying experiments), Cor. 4.10.
 
 Explained in: book/copying.md
 """
@@ -64,6 +64,35 @@ class CopyConfig:
         """8-hex hash of the training part of the config (names its checkpoint)."""
         train = {k: v for k, v in asdict(self).items() if not k.startswith("eval")}
         return f"{self.pretrained or self.model.arch}-{config_key(train)}"
+
+
+ARCH_LABELS = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "hard_alibi": "hard-ALiBi",
+               "lstm": "LSTM"}
+DEFAULT_STEPS = {"nope": 1500, "rope": 1500, "alibi": 1500, "hard_alibi": 1500, "lstm": 1500}
+
+
+def suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
+    """The chapter's runs, one per architecture, with the per-architecture step budgets.
+
+    Explained in: book/copying.md
+    """
+    if profile == "smoke":
+        return [CopyConfig.for_profile(profile, a, seed=seed) for a in ARCH_LABELS]
+    return [CopyConfig.for_profile(profile, a, seed=seed, steps=DEFAULT_STEPS[a])
+            for a in ARCH_LABELS]
+
+
+def finetune_config(profile: str, *, seed: int = 0) -> CopyConfig:
+    """Fine-tuning a pretrained model (SmolLM2-135M; a tiny random Llama in ``smoke``).
+
+    Explained in: book/copying.md
+    """
+    if profiles.check(profile) == "smoke":
+        return CopyConfig.for_profile(profile, pretrained="tiny-llama-d32-v64-l1", steps=20,
+                                      eval_lengths=(2, 8), seed=seed)
+    return CopyConfig.for_profile(profile, pretrained="smollm2-135m", steps=1000, lr=3e-4,
+                                  warmup=50, batch_size=16, device="auto", seed=seed,
+                                  eval_lengths=(5, 10, 20, 30, 40, 50, 60, 75, 100, 150, 200, 300))
 
 
 def random_strings(n_strings: int, length: int, gen: torch.Generator) -> torch.Tensor:
@@ -182,129 +211,13 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
     return model, info
 
 
-@torch.no_grad()
-def greedy_copy(model, strings: torch.Tensor) -> torch.Tensor:
-    """Greedy continuation of ``$ s |`` for each row of ``strings`` [batch, n]: [batch, n+1] ids.
-
-    Decoding uses the model's cache, so each new symbol costs one position.
-
-    Explained in: book/copying.md
-    """
-    b, n = strings.shape
-    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
-    prompt = torch.cat([col(BOS), strings, col(SEP)], dim=1)
-    logits, cache = model(prompt)
-    if isinstance(model, copymodels.CopyTransformer):  # room for n+1 more positions
-        cache = copymodels.reserve(cache, n + 1)
-    out = [logits[:, -1].argmax(-1)]
-    for _ in range(n):
-        logits, cache = model(out[-1][:, None], cache)
-        out.append(logits[:, -1].argmax(-1))
-    return torch.stack(out, dim=1)
-
-
-def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval for ``k`` successes out of ``n``.
-
-    >>> [round(x, 3) for x in wilson(100, 100)]
-    [0.963, 1.0]
-
-    Explained in: book/copying.md
-    """
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-@torch.no_grad()
-def score(model, strings: torch.Tensor, *, greedy: bool = False):
-    """Which strings are copied exactly, and the fraction of right letters, for [batch, n] ids.
-
-    With ``greedy=False`` one teacher-forced pass suffices: greedy decoding reproduces ``s``
-    exactly iff the argmax is right at every copied position given the right prefix (induction
-    on the position), so ``exact`` equals greedy decoding's; ``char`` is then the teacher-forced
-    per-letter accuracy. With ``greedy=True`` both come from ``greedy_copy``.
-
-    Returns:
-        ``(exact, char)``: bool [batch] and float [batch].
-
-    Explained in: book/copying.md
-    """
-    b, n = strings.shape
-    strings = strings.to(next(model.parameters()).device)
-    if greedy:
-        out = greedy_copy(model, strings)
-        ok = out[:, :n] == strings
-        return ok.all(1) & (out[:, n] == EOS), ok.float().mean(1)
-    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
-    seq = torch.cat([col(BOS), strings, col(SEP), strings, col(EOS)], dim=1)
-    logits, _ = model(seq[:, :-1])
-    ok = logits[:, n + 1 :].argmax(-1) == seq[:, n + 2 :]  # n letters + EOS
-    return ok.all(1), ok[:, :n].float().mean(1)
-
-
-@torch.no_grad()
-def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int = 50,
-             greedy: bool = False, verbose: bool = False) -> list[dict]:
-    """Exact-string and per-character copy accuracy at each length (see ``score``).
-
-    A string counts as copied when all ``n`` letters and the end symbol are right.
-
-    Returns:
-        One dict per length: ``n``, ``exact`` with ``exact_lo``/``exact_hi`` (Wilson 95 %),
-        ``char`` with ``char_lo``/``char_hi`` (normal 95 % interval over strings).
-
-    Explained in: book/copying.md
-    """
-    model.eval()
-    rows = []
-    for n in tqdm(list(lengths), disable=not verbose, desc="evaluate"):
-        gen = torch.Generator().manual_seed(10_000 * seed + n)  # same test strings for every model
-        exact, chars = [], []
-        for start in range(0, n_strings, batch_size):
-            e, c = score(model, random_strings(min(batch_size, n_strings - start), n, gen),
-                         greedy=greedy)
-            exact.append(e.cpu())
-            chars.append(c.cpu())
-        exact, chars = torch.cat(exact), torch.cat(chars)
-        k, half = int(exact.sum()), 1.96 * float(chars.std()) / math.sqrt(len(chars))
-        lo, hi = wilson(k, len(exact))
-        rows.append({"n": int(n), "exact": k / len(exact), "exact_lo": lo, "exact_hi": hi,
-                     "char": float(chars.mean()), "char_lo": max(0.0, float(chars.mean()) - half),
-                     "char_hi": min(1.0, float(chars.mean()) + half)})
-    return rows
-
-
-def fit_cliff(ns, acc) -> dict:
-    """Fit ``acc ≈ 1 / (1 + exp((n - n50) / width))``: where the cliff is and how sharp.
-
-    Returns:
-        ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
-        ``r2`` of the fit; ``n50`` is NaN when accuracy never crosses 50 %.
-
-    Explained in: book/copying.md
-    """
-    from scipy.optimize import curve_fit
-
-    ns, acc = np.asarray(ns, float), np.asarray(acc, float)
-    if acc.max() < 0.5 or acc.min() > 0.5:
-        return {"n50": float("nan"), "width": float("nan"), "r2": float("nan")}
-    n0 = float(ns[np.argmax(acc < 0.5)])
-    f = lambda n, n50, w: 1 / (1 + np.exp(np.clip((n - n50) / w, -50, 50)))  # noqa: E731
-    (n50, w), _ = curve_fit(f, ns, acc, p0=(n0, 5.0), bounds=([0, 0.05], [1e4, 1e3]))
-    resid = acc - f(ns, n50, w)
-    r2 = 1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12)
-    return {"n50": float(n50), "width": float(w), "r2": float(r2)}
-
-
 def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
     """Train (or reuse the checkpoint) and evaluate one architecture; a JSON-able summary.
 
     Explained in: book/copying.md
     """
+    from . import copyeval  # evaluation builds on this module's data functions
+
     t0 = time.perf_counter()
     model = None
     if cfg.pretrained:  # paper Sec. 5: fine-tune a pretrained model on the same task
@@ -314,8 +227,8 @@ def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
         model = copymodels.PretrainedCopier(lm, SYMBOLS)
     model, info = train(cfg, model=model, verbose=verbose)
     t1 = time.perf_counter()
-    rows = evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed, verbose=verbose)
+    rows = copyeval.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed, verbose=verbose)
     ns, exact = [r["n"] for r in rows], [r["exact"] for r in rows]
     return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "train_s": info["train_s"],
             "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
-            "losses": info["losses"], "rows": rows, "fit": fit_cliff(ns, exact)}
+            "losses": info["losses"], "rows": rows, "fit": copyeval.fit_cliff(ns, exact)}

@@ -4,3 +4,171 @@ Each public function is listed in __all__ (re-exported by howmany.plotting).
 """
 
 __all__: list[str] = []
+
+
+# ---- cramming (book/cramming.md) ------------------------------------------------------------
+
+def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, *, n_max=None):
+    """A(n) per prompt length m (one stepped curve with markers per m), n50 as vertical ticks.
+
+    Args:
+        thresholds_by_m: ``{m: per-string thresholds}``.
+        n50_by_m: ``{m: n50}`` drawn as a marker on A = 1/2.
+
+    Explained in: book/cramming.md
+    """
+    import numpy as np
+
+    from ..accessibility import accessible_fraction
+    from .style import MARKERS
+
+    top = n_max or max(max(t) for t in thresholds_by_m.values()) + 2
+    grid = np.arange(0, int(top) + 1)
+    for k, (m, thr) in enumerate(sorted(thresholds_by_m.items())):
+        a = accessible_fraction(thr, grid)
+        line, = ax.step(grid, a, where="post", marker=MARKERS[k % len(MARKERS)], markersize=3,
+                        label=f"m = {m} ({len(thr)} strings)")
+        if n50_by_m and m in n50_by_m:
+            ax.plot([n50_by_m[m]], [0.5], marker="|", markersize=14, color=line.get_color())
+    ax.axhline(0.5, color="0.6", linewidth=0.8)
+    ax.set(xlabel="target length n (tokens)", ylabel="accessible fraction A(n)", ylim=(-0.03, 1.03))
+    ax.legend(frameon=False)
+    return ax
+
+
+def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measured n50",
+                  marker="o", bound_slope=None):
+    """n50 against m with 95 % CI bars, the OLS line, and optionally a dashed bound ``C m``.
+
+    Args:
+        n50_rows: dicts with ``m``, ``median``, ``median_lo``, ``median_hi`` (``accessibility.N50``).
+        fit: dict with ``slope``, ``intercept``, ``r2`` (``accessibility.SlopeFit``).
+
+    Explained in: book/cramming.md
+    """
+    import numpy as np
+
+    from .style import BOUND_STYLE
+
+    m = np.array([r["m"] for r in n50_rows], float)
+    y = np.array([r["median"] for r in n50_rows])
+    err = np.array([[r["median"] - r["median_lo"] for r in n50_rows],
+                    [r["median_hi"] - r["median"] for r in n50_rows]])
+    bars = ax.errorbar(m, y, yerr=err, marker=marker, linestyle="none", capsize=4, label=label)
+    if fit:
+        xs = np.linspace(0, m.max() + 0.5, 20)
+        ax.plot(xs, fit["slope"] * xs + fit["intercept"], color=bars[0].get_color(), linewidth=1,
+                label=f"OLS slope {fit['slope']:.2f}, R² = {fit['r2']:.3f}")
+    if bound_slope is not None:
+        xs = np.linspace(0, m.max() + 0.5, 20)
+        ax.plot(xs, bound_slope * xs, label=f"bound C m (C = {bound_slope:.0f})", **BOUND_STYLE)
+    ax.set(xlabel="soft-prompt length m (vectors)", ylabel="n50 (tokens)")
+    ax.legend(frameon=False)
+    return ax
+
+
+def plot_scaling(ax, fits: list, k: float):
+    """Measured slope against d / ln|V| per tiny model, with the fitted proportionality line.
+
+    Explained in: book/cramming.md
+    """
+    import numpy as np
+
+    from .style import BOUND_STYLE, MARKERS
+
+    x = np.array([f["d_over_lnV"] for f in fits])
+    for j, f in enumerate(fits):
+        ax.errorbar([f["d_over_lnV"]], [f["slope"]],
+                    yerr=[[f["slope"] - f["slope_lo"]], [f["slope_hi"] - f["slope"]]],
+                    marker=MARKERS[j % len(MARKERS)], linestyle="none", capsize=3,
+                    label=f"d = {f['d']}, |V| = {f['d_vocab']}")
+    xs = np.linspace(0, x.max() * 1.1, 20)
+    ax.plot(xs, k * xs, color="0.4", linestyle=":", label=f"slope = {k:.3f} · d / ln|V|")
+    ax.set(xlabel="d / ln|V|", ylabel="measured slope of n50 (tokens per vector)")
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def plot_cold_vs_warm(ax, cold: dict, warm: dict):
+    """Per string and m: threshold by cold-start bisection (x) vs warm growing curriculum (y).
+
+    Explained in: book/cramming.md
+    """
+    import numpy as np
+
+    from .style import BOUND_STYLE, MARKERS
+
+    top = 1
+    for k, m in enumerate(sorted(set(cold) & set(warm))):
+        n = min(len(cold[m]), len(warm[m]))
+        ax.plot(cold[m][:n], warm[m][:n], marker=MARKERS[k % len(MARKERS)], linestyle="none",
+                alpha=0.7, label=f"m = {m}")
+        top = max(top, np.max(cold[m][:n]), np.max(warm[m][:n]))
+    ax.plot([0, top + 1], [0, top + 1], label="equal", **BOUND_STYLE)
+    ax.set(xlabel="threshold, cold-start bisection (tokens)",
+           ylabel="threshold, warm curriculum (tokens)")
+    ax.legend(frameon=False)
+    return ax
+
+
+__all__ += ["plot_accessibility", "plot_n50_vs_m", "plot_scaling", "plot_cold_vs_warm"]
+
+
+# ---- copying (book/copying.md) --------------------------------------------------------------
+
+def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact",
+                    logx: bool = True):
+    """Copy accuracy against string length: one marked curve per model, 95 % CIs shaded.
+
+    Args:
+        runs: dicts with ``arch`` and ``rows`` (``copying.evaluate`` output).
+        train_range: ``(min_len, max_len)`` of training, shaded grey.
+        metric: ``"exact"`` (whole string) or ``"char"`` (per character).
+
+    Explained in: book/copying.md
+    """
+    from .style import MARKERS
+
+    ax.axvspan(*train_range, color="0.85", alpha=0.6, linewidth=0, label="training lengths")
+    for k, run in enumerate(runs):
+        ns = [r["n"] for r in run["rows"]]
+        ax.fill_between(ns, [r[f"{metric}_lo"] for r in run["rows"]],
+                        [r[f"{metric}_hi"] for r in run["rows"]], alpha=0.2, linewidth=0)
+        ax.plot(ns, [r[metric] for r in run["rows"]], marker=MARKERS[k % len(MARKERS)],
+                markersize=4, label=run.get("label", run["arch"]))
+    if logx:
+        ax.set_xscale("log")
+    what = "exact-string" if metric == "exact" else "per-character"
+    ax.set(xlabel="string length n (letters)", ylabel=f"{what} accuracy", ylim=(-0.03, 1.03))
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def plot_copy_counts(ax, n_max: int, bounds: dict, cliffs: dict, *, vocab: int = 26):
+    """log10 of the strings a copier must produce (|V|^n) against n, with counting bounds.
+
+    Args:
+        n_max: largest length drawn.
+        bounds: ``{label: log10 count}`` drawn as dashed horizontal lines.
+        cliffs: ``{label: n50}`` marked on the |V|^n line.
+
+    Explained in: book/copying.md
+    """
+    import numpy as np
+
+    from .style import BOUND_STYLE, MARKERS
+
+    ns = np.arange(1, n_max + 1)
+    ax.plot(ns, ns * np.log10(vocab), color="C0", label=f"strings to copy: {vocab}^n")
+    styles = ["--", "-.", ":"]
+    for k, (label, value) in enumerate(bounds.items()):
+        ax.axhline(value, **{**BOUND_STYLE, "linestyle": styles[k % 3]}, label=label)
+    for k, (label, n50) in enumerate(cliffs.items()):
+        ax.plot([n50], [n50 * np.log10(vocab)], marker=MARKERS[(k + 1) % len(MARKERS)],
+                linestyle="none", markersize=8, label=f"cliff n50: {label}")
+    ax.set(xlabel="string length n (letters)", ylabel="log₁₀ #strings")
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+__all__ += ["plot_copy_cliff", "plot_copy_counts"]

@@ -1,0 +1,138 @@
+"""Evaluating copy models: greedy decoding, exact-string and per-character accuracy, the cliff fit.
+
+Exact-string accuracy is what greedy decoding achieves; it is computed in one teacher-forced pass
+(equivalent, see ``score``) with 95 % Wilson intervals; a sigmoid fit locates the length where
+accuracy halves and how many letters the drop takes. Paper: Sec. 5 (copying experiments, sigmoid
+fits of exact-match accuracy).
+
+Explained in: book/copying.md
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from . import copymodels
+from .copying import BOS, EOS, SEP, random_strings
+
+
+@torch.no_grad()
+def greedy_copy(model, strings: torch.Tensor) -> torch.Tensor:
+    """Greedy continuation of ``$ s |`` for each row of ``strings`` [batch, n]: [batch, n+1] ids.
+
+    Decoding uses the model's cache, so each new symbol costs one position.
+
+    Explained in: book/copying.md
+    """
+    b, n = strings.shape
+    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
+    prompt = torch.cat([col(BOS), strings, col(SEP)], dim=1)
+    logits, cache = model(prompt)
+    if isinstance(model, copymodels.CopyTransformer):  # room for n+1 more positions
+        cache = copymodels.reserve(cache, n + 1)
+    out = [logits[:, -1].argmax(-1)]
+    for _ in range(n):
+        logits, cache = model(out[-1][:, None], cache)
+        out.append(logits[:, -1].argmax(-1))
+    return torch.stack(out, dim=1)
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval for ``k`` successes out of ``n``.
+
+    >>> [round(x, 3) for x in wilson(100, 100)]
+    [0.963, 1.0]
+
+    Explained in: book/copying.md
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@torch.no_grad()
+def score(model, strings: torch.Tensor, *, greedy: bool = False):
+    """Which strings are copied exactly, and the fraction of right letters, for [batch, n] ids.
+
+    With ``greedy=False`` one teacher-forced pass suffices: greedy decoding reproduces ``s``
+    exactly iff the argmax is right at every copied position given the right prefix (induction
+    on the position), so ``exact`` equals greedy decoding's; ``char`` is then the teacher-forced
+    per-letter accuracy. With ``greedy=True`` both come from ``greedy_copy``.
+
+    Returns:
+        ``(exact, char)``: bool [batch] and float [batch].
+
+    Explained in: book/copying.md
+    """
+    b, n = strings.shape
+    strings = strings.to(next(model.parameters()).device)
+    if greedy:
+        out = greedy_copy(model, strings)
+        ok = out[:, :n] == strings
+        return ok.all(1) & (out[:, n] == EOS), ok.float().mean(1)
+    col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
+    seq = torch.cat([col(BOS), strings, col(SEP), strings, col(EOS)], dim=1)
+    logits, _ = model(seq[:, :-1])
+    ok = logits[:, n + 1 :].argmax(-1) == seq[:, n + 2 :]  # n letters + EOS
+    return ok.all(1), ok[:, :n].float().mean(1)
+
+
+@torch.no_grad()
+def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int = 50,
+             greedy: bool = False, verbose: bool = False) -> list[dict]:
+    """Exact-string and per-character copy accuracy at each length (see ``score``).
+
+    A string counts as copied when all ``n`` letters and the end symbol are right.
+
+    Returns:
+        One dict per length: ``n``, ``exact`` with ``exact_lo``/``exact_hi`` (Wilson 95 %),
+        ``char`` with ``char_lo``/``char_hi`` (normal 95 % interval over strings).
+
+    Explained in: book/copying.md
+    """
+    model.eval()
+    rows = []
+    for n in tqdm(list(lengths), disable=not verbose, desc="evaluate"):
+        gen = torch.Generator().manual_seed(10_000 * seed + n)  # same test strings for every model
+        exact, chars = [], []
+        for start in range(0, n_strings, batch_size):
+            e, c = score(model, random_strings(min(batch_size, n_strings - start), n, gen),
+                         greedy=greedy)
+            exact.append(e.cpu())
+            chars.append(c.cpu())
+        exact, chars = torch.cat(exact), torch.cat(chars)
+        k, half = int(exact.sum()), 1.96 * float(chars.std()) / math.sqrt(len(chars))
+        lo, hi = wilson(k, len(exact))
+        rows.append({"n": int(n), "exact": k / len(exact), "exact_lo": lo, "exact_hi": hi,
+                     "char": float(chars.mean()), "char_lo": max(0.0, float(chars.mean()) - half),
+                     "char_hi": min(1.0, float(chars.mean()) + half)})
+    return rows
+
+
+def fit_cliff(ns, acc) -> dict:
+    """Fit ``acc ≈ 1 / (1 + exp((n - n50) / width))``: where the cliff is and how sharp.
+
+    Returns:
+        ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
+        ``r2`` of the fit; ``n50`` is NaN when accuracy never crosses 50 %.
+
+    Explained in: book/copying.md
+    """
+    from scipy.optimize import curve_fit
+
+    ns, acc = np.asarray(ns, float), np.asarray(acc, float)
+    if acc.max() < 0.5 or acc.min() > 0.5:
+        return {"n50": float("nan"), "width": float("nan"), "r2": float("nan")}
+    n0 = float(ns[np.argmax(acc < 0.5)])
+    f = lambda n, n50, w: 1 / (1 + np.exp(np.clip((n - n50) / w, -50, 50)))  # noqa: E731
+    (n50, w), _ = curve_fit(f, ns, acc, p0=(n0, 5.0), bounds=([0, 0.05], [1e4, 1e3]))
+    resid = acc - f(ns, n50, w)
+    r2 = 1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12)
+    return {"n50": float(n50), "width": float(w), "r2": float(r2)}
