@@ -39,6 +39,7 @@ def lam(expr, *args):
         ("log_log_N_infinity", (sym.d, sym.r, sym.eps, sym.q), (D, R, EPS, Q)),
         ("log_n_infinity", (sym.d, sym.r, sym.eps, sym.V, sym.q), (D, R, EPS, VOC, Q)),
         ("slope_cells", (sym.log_P, sym.mu), (R, EPS)),
+        ("log_unit_ball_volume", (sym.d,), (D,)),
     ],
 )
 def test_sympy_equals_numpy(name, args, np_args):
@@ -143,3 +144,11 @@ def test_mu_and_cell_slope():
         bounds.mu_from_fractions([1.5, -0.5])
     log_P = bounds.log_packing_upper(1.0, 0.01, 8)
     assert bounds.slope_cells(log_P, bounds.mu_from_fractions(p)).max() <= log_P / np.log(50)
+
+
+def test_ball_volume_and_ellipsoid_counts():
+    assert np.exp(bounds.log_unit_ball_volume(np.array([1, 2, 3]))) == pytest.approx([2, np.pi, 4 * np.pi / 3])
+    assert bounds.log_unit_ball_volume(768) - 768 * np.log(2) == pytest.approx(-1997.7, abs=0.05)
+    a = RNG.uniform(0.5, 3, (4, 10))
+    box = bounds.slope_box(2 * a, np.full(4, 0.01), np.e)  # ln|V| = 1: the log count itself
+    assert np.all(bounds.log_ellipsoid_volume_count(a, np.full(4, 0.01)) < box)

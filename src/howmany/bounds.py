@@ -208,6 +208,27 @@ def slope_box(widths, eps, V):
     return logs.sum(axis=-1) / np.log(np.asarray(V, float))
 
 
+def log_unit_ball_volume(d):
+    """ln V_d, volume of the unit l2 ball: ``(d/2) ln pi - ln Gamma(d/2 + 1)``.
+
+    Explained in: book/refined.md
+    """
+    d = np.asarray(d, dtype=float)
+    return 0.5 * d * np.log(np.pi) - special.gammaln(d / 2 + 1)
+
+
+def log_ellipsoid_volume_count(semi_axes, eps):
+    """(reconstructed) Volume count of an ellipsoid: ``sum_i ln(2 a_i/eps) + ln(V_d / 2^d)``.
+
+    Compare :func:`slope_box` with widths ``2 a_i`` (its bounding box); semi-axes on the last axis.
+
+    Explained in: book/refined.md
+    """
+    a = np.asarray(semi_axes, dtype=float)
+    d = a.shape[-1]
+    return np.log(2 * a / np.asarray(eps, float)[..., None]).sum(-1) + log_unit_ball_volume(d) - d * LN2
+
+
 def slope_cone(d, r, eps, V, phi, *, authors=False):
     """Cone slope ``[d ln(1+2r/eps) + ln f_d(phi)] / ln|V|`` (``authors=True``: ln 4 f_d).
 
@@ -273,6 +294,7 @@ def _build_sym() -> SimpleNamespace:
         frac_cone_2=phi / sp.pi, frac_cone_3=(1 - sp.cos(phi)) / 2,
         slope_box=sp.Sum(sp.log(1 + w[i] / eps), (i, 1, d)) / sp.log(V),
         mu_cells=mu_cells, slope_cells=log_P / mu,
+        log_unit_ball_volume=d / 2 * sp.log(sp.pi) - sp.loggamma(d / 2 + 1),
     )
 
 
