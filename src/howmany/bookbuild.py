@@ -68,14 +68,20 @@ def _is_jupytext(path: Path) -> bool:
     return path.suffix == ".py" or ("kernelspec:" in head and "jupytext:" in head)
 
 
-def pages(root: Path) -> list[Page]:
-    """Every page named in ``<root>/_toc.yml``, in reading order."""
+def pages(root: Path, only: list[str] | None = None) -> list[Page]:
+    """Every page named in ``<root>/_toc.yml``, in reading order.
+
+    With ``only`` (a preview of some chapters), pages that do not exist yet are skipped
+    unless they are among ``only``; otherwise a missing page is an error.
+    """
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     found = []
     for doc in _toc_files(toc):
         doc = doc.rsplit(".", 1)[0] if doc.endswith((".md", ".py", ".ipynb")) else doc
         candidates = [root / f"{doc}{ext}" for ext in (".md", ".py")]
         src = next((c for c in candidates if c.exists()), None)
+        if src is None and only and doc not in only and doc.split("/")[-1] not in only:
+            continue
         if src is None:
             raise FileNotFoundError(f"_toc.yml names {doc!r} but neither {doc}.md nor {doc}.py exists")
         found.append(Page(doc, src, _is_jupytext(src)))
@@ -182,7 +188,7 @@ def stage(root: Path, stage_dir: Path, executed: dict[str, Path], *, offline_mat
         config.get("sphinx", {}).get("config", {}).pop("mathjax_path", None)
     (stage_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     toc = yaml.safe_load((root / "_toc.yml").read_text())
-    keep = {p.docname for p in pages(root)
+    keep = {p.docname for p in pages(root, only)
             if not only or p.docname in only or p.source.stem in only or not p.is_notebook}
     if only:
         toc = _filter_toc(toc, keep)
@@ -190,7 +196,7 @@ def stage(root: Path, stage_dir: Path, executed: dict[str, Path], *, offline_mat
     shutil.copy2(root / "references.bib", stage_dir / "references.bib")
     if (root / "_static").is_dir():
         shutil.copytree(root / "_static", stage_dir / "_static")
-    for page in pages(root):
+    for page in pages(root, only):
         if page.docname not in keep:
             continue
         if page.is_notebook:
@@ -210,7 +216,7 @@ def run_chapters(root: Path, profile: str, out_dir: Path, *, only: list[str] | N
                  log=print) -> dict[str, Path]:
     """Execute every notebook chapter (or those in ``only``) into ``out_dir``; print timings."""
     profiles.check(profile)
-    chapters = [p for p in pages(root) if p.is_notebook]
+    chapters = [p for p in pages(root, only) if p.is_notebook]
     if only:
         chapters = [p for p in chapters if p.docname in only or p.source.stem in only]
     executed, times = {}, []
