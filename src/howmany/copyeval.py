@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import copymodels
 from .copying import BOS, EOS, SEP, random_strings
@@ -136,3 +136,26 @@ def fit_cliff(ns, acc) -> dict:
     resid = acc - f(ns, n50, w)
     r2 = 1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12)
     return {"n50": float(n50), "width": float(w), "r2": float(r2)}
+
+
+def summary(run: dict, *, train_max: int) -> dict:
+    """Where one model breaks: a table row from a ``copying.run`` result.
+
+    Returns:
+        ``model``; ``last n ≥ 99 %`` (longest n with exact accuracy ≥ 0.99 at every evaluated
+        length up to n, 0 if none); ``first n < 10 %`` (NaN if never); ``n50``, ``width w`` and
+        ``R²`` of ``fit_cliff``; ``n50 / train max``; ``train s`` (training seconds).
+
+    Explained in: book/copying.md
+    """
+    rows = sorted(run["rows"], key=lambda r: r["n"])
+    last = 0
+    for r in rows:
+        if r["exact"] < 0.99:
+            break
+        last = r["n"]
+    first = next((r["n"] for r in rows if r["exact"] < 0.10), float("nan"))
+    fit = run["fit"]
+    return {"model": run.get("label", run["arch"]), "last n ≥ 99 %": last,
+            "first n < 10 %": first, "n50": fit["n50"], "width w": fit["width"], "R²": fit["r2"],
+            "n50 / train max": fit["n50"] / train_max, "train s": run["train_s"]}

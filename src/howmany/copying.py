@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import copymodels, profiles
 from .results import config_key
@@ -42,7 +42,8 @@ class CopyConfig:
     batch_size: int = 32  # strings per step
     lr: float = 1e-3  # peak AdamW learning rate (linear warm-up, cosine decay)
     warmup: int = 100  # warm-up steps
-    eval_lengths: tuple = tuple(range(5, 301, 5))  # string lengths evaluated
+    eval_lengths: tuple = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80, 90, 100, 125, 150,
+                           200, 250, 300)  # string lengths evaluated
     eval_strings: int = 100  # strings per evaluated length
     seed: int = 0  # seeds initialisation, training data and test strings
     threads: int = 1  # torch CPU threads (tiny models gain nothing from more; a shared CPU loses)
@@ -50,7 +51,7 @@ class CopyConfig:
     device: str = "cpu"  # "cpu", "cuda" or "auto"
 
     @classmethod
-    def for_profile(cls, profile: str, arch: str = "rope", **overrides) -> "CopyConfig":
+    def for_profile(cls, profile: str, arch: str = "rope", **overrides) -> CopyConfig:
         """Sizes per profile: ``smoke`` is tiny, ``default`` fits a 2-core CPU, ``full`` is larger."""
         if profiles.check(profile) == "smoke":
             base = cls(model=copymodels.ModelConfig.smoke(arch), min_len=2, max_len=8,
@@ -227,8 +228,11 @@ def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
         model = copymodels.PretrainedCopier(lm, SYMBOLS)
     model, info = train(cfg, model=model, verbose=verbose)
     t1 = time.perf_counter()
-    rows = copyeval.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed, verbose=verbose)
+    rows = copyeval.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed,
+                             verbose=verbose)
     ns, exact = [r["n"] for r in rows], [r["exact"] for r in rows]
-    return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "train_s": info["train_s"],
-            "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
+    embed = getattr(model, "embed", None)  # prompt vectors of the bounds: the input embeddings
+    r = float(embed.weight.detach().norm(dim=1).max()) if embed is not None else float("nan")
+    return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "r_embed": r,
+            "train_s": info["train_s"], "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
             "losses": info["losses"], "rows": rows, "fit": copyeval.fit_cliff(ns, exact)}

@@ -35,7 +35,7 @@ class ModelConfig:
     rope_base: float = 10000.0  # RoPE frequency base
 
     @classmethod
-    def smoke(cls, arch: str = "rope") -> "ModelConfig":
+    def smoke(cls, arch: str = "rope") -> ModelConfig:
         """A tiny variant for tests and smoke runs."""
         return cls(arch=arch, d_model=32, n_layers=2, n_heads=4)
 
