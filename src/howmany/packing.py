@@ -12,7 +12,7 @@ Explained in: book/packing.md and book/refined.md
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.spatial import cKDTree

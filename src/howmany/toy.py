@@ -35,7 +35,7 @@ class ToyConfig:
     seed: int = 0  # weight seed
 
     @classmethod
-    def for_profile(cls, profile: str, **kw) -> "ToyConfig":
+    def for_profile(cls, profile: str, **kw) -> ToyConfig:
         """Smoke: a coarse grid; default/full: a fine grid (m = 1) or a 4-D grid (m = 2)."""
         fine = {"smoke": 1 / 8, "default": 1 / 32, "full": 1 / 128}[profile]
         if kw.get("m", 1) == 2:
