@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cram_sweep import add_cli as _add_cram_cli
 
     _add_cram_cli(sub)
+    from .copying import add_cli as _add_copy_cli
+
+    _add_copy_cli(sub)
     p = sub.add_parser("geometry", help="d, |V|, radius r, eps and slope bounds of a model")
     p.add_argument("model", help="smollm2-135m | gemma3-270m | tiny-llama-d32-v64-l2 | org/hub-id")
     p.add_argument("--profile", default="smoke", help="sample size: smoke (seconds) | default | full")

@@ -57,8 +57,8 @@ class CopyConfig:
             base = cls(model=copymodels.ModelConfig.smoke(arch), min_len=2, max_len=8,
                        steps=150, lr=3e-3, warmup=20, eval_lengths=(2, 4, 8, 12, 16, 24),
                        eval_strings=20)
-        else:
-            base = cls(model=copymodels.ModelConfig(arch=arch))
+        else:  # d_model 64 rather than 128: the five models must train in minutes on 2 cores
+            base = cls(model=copymodels.ModelConfig(arch=arch, d_model=64), lr=3e-3)
         return replace(base, **overrides)
 
     def key(self) -> str:
@@ -236,3 +236,25 @@ def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
     return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "r_embed": r,
             "train_s": info["train_s"], "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
             "losses": info["losses"], "rows": rows, "fit": copyeval.fit_cliff(ns, exact)}
+
+
+def _cli(args) -> int:
+    """``python -m howmany copy``: train (or reuse) the chapter's models and say where each breaks."""
+    from . import copyeval
+
+    for cfg in suite(args.profile, seed=args.seed):
+        if args.arch and cfg.model.arch not in args.arch:
+            continue
+        row = copyeval.summary(run(cfg, verbose=True), train_max=cfg.max_len)
+        print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in row.items()), flush=True)
+    return 0
+
+
+def add_cli(sub) -> None:
+    """Register the ``copy`` sub-command (checkpoints go to ``checkpoint_dir()``)."""
+    p = sub.add_parser("copy", help="train/evaluate the copy-task models of book/copying.md")
+    p.add_argument("--profile", default="default", help="smoke | default | full")
+    p.add_argument("--arch", nargs="*", choices=copymodels.ARCHS, help="default: all five")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cli)
