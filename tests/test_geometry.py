@@ -86,3 +86,15 @@ def test_measure_tiny_end_to_end(lm):
     assert set(rep["sources"]) == {"random"}  # no tokenizer, no natural text
     assert rep["all"]["n"] == CFG.n_prompts * CFG.length
     assert len(rep["table"]) == 6 and rep["d_model"] == 16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["smollm2-135m", "gemma3-270m"])
+def test_real_models_states_are_post_norm(name):
+    lm = models.load(name)
+    cfg = geometry.GeometryConfig(n_prompts=1, length=8)
+    states, bos_state = geometry.sample_states(lm, cfg, "text")
+    ids = torch.cat([torch.tensor([[lm.bos_id]]), geometry.make_prompts(lm, cfg, "text")], 1)
+    with geometry.capture_unembedding_input(lm.model) as seen:
+        lm.model(ids)
+    torch.testing.assert_close(states, seen[0][:, 1:].float())

@@ -43,21 +43,21 @@ class CellsConfig:
     n_other: int = 2**13  # points for each other support and for the Voronoi comparison
 
     @classmethod
-    def for_profile(cls, profile: str) -> "CellsConfig":
+    def for_profile(cls, profile: str) -> CellsConfig:
         """smoke: 2^14 points; default: 2^18; full: 2^20 (> 10^6)."""
         return profiles.pick(profile, smoke=cls(n_samples=2**14, n_other=2**11), default=cls(),
                              full=cls(n_samples=2**20))
 
     @classmethod
-    def for_model(cls, name: str, profile: str) -> "CellsConfig":
+    def for_model(cls, name: str, profile: str) -> CellsConfig:
         """Real models: the fixed config of the committed run (``REAL``); tiny ones: by profile."""
         return cls(**REAL[name]) if name in REAL else cls.for_profile(profile)
 
 
 # Committed runs of the real models: a point costs 2 d |V| flops (5.7e7 SmolLM2, 3.4e8 Gemma-3),
 # so on 2 shared cores these sizes take minutes; `make results` (profile full) refreshes them.
-REAL = {"smollm2-135m": {"n_samples": 2**17, "n_other": 2**13},
-        "gemma3-270m": {"n_samples": 2**15, "n_other": 2**11}}
+REAL = {"smollm2-135m": {"n_samples": 2**16, "n_other": 2**12},
+        "gemma3-270m": {"n_samples": 2**13, "n_other": 2**10}}
 
 
 def decoder(model) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -259,7 +259,7 @@ def run(name: str, gcfg, cfg: CellsConfig, *, verbose: bool = False) -> dict:
 
     lm = models.load(name)
     sources = ("random",) if lm.tokenizer is None else ("random", "text")
-    states = torch.cat([geometry.sample_states(lm, gcfg, s, verbose=verbose)[0].reshape(-1, lm.d_model)
+    states = torch.cat([geometry.sample_states_memo(lm, gcfg, s)[0].reshape(-1, lm.d_model)
                         for s in sources])
     summary = geometry.summarize(states, max_cone_points=gcfg.max_cone_points, seed=gcfg.seed)
     out = measure(lm, states, cfg, verbose=verbose)

@@ -37,7 +37,7 @@ class GeometryConfig:
     seed: int = 0  # prompt sampling seed
 
     @classmethod
-    def for_profile(cls, profile: str) -> "GeometryConfig":
+    def for_profile(cls, profile: str) -> GeometryConfig:
         """smoke: 4 x 32 tokens; default: 24 x 256; full: 512 x 512 (the paper: 10k prompts)."""
         return profiles.pick(profile, smoke=cls(n_prompts=4, length=32, max_cone_points=512),
                              default=cls(), full=cls(n_prompts=512, length=512))
@@ -129,6 +129,19 @@ def sample_states(lm: LM, cfg: GeometryConfig, source: str = "random", *,
     return states[:, 1:], states[0, 0]
 
 
+_MEMO: dict = {}
+
+
+def sample_states_memo(lm: LM, cfg: GeometryConfig, source: str = "random"):
+    """:func:`sample_states`, remembered for the last model so that cells reuse geometry's states."""
+    key = (lm.name, lm.dtype, cfg, source)
+    if key not in _MEMO:
+        if _MEMO and next(iter(_MEMO))[0] != lm.name:
+            _MEMO.clear()  # keep one model's states only
+        _MEMO[key] = sample_states(lm, cfg, source)
+    return _MEMO[key]
+
+
 def min_pairwise_cosine(x: torch.Tensor, *, chunk: int = 1024) -> float:
     """Smallest cosine between any two rows of ``x [N, d]``, in ``chunk x N`` blocks (never N x N).
 
@@ -216,7 +229,7 @@ def measure(lm: LM, cfg: GeometryConfig, *, sources=("random", "text"), verbose:
         sources = tuple(s for s in sources if s != "text")
     report, pooled, r_bos = {}, [], None
     for src in sources:
-        states, bos_state = sample_states(lm, cfg, src, verbose=verbose)
+        states, bos_state = sample_states_memo(lm, cfg, src)
         report[src] = summarize(states, max_cone_points=cfg.max_cone_points, seed=cfg.seed)
         report[src]["by_position"] = radius_by_position(states)
         pooled.append(states.reshape(-1, lm.d_model))
@@ -225,3 +238,23 @@ def measure(lm: LM, cfg: GeometryConfig, *, sources=("random", "text"), verbose:
     return {"model": lm.name, "d_model": lm.d_model, "d_vocab": lm.d_vocab, "config": asdict(cfg),
             "sources": report, "all": union, "r_bos": r_bos,
             "table": bound_table(union, lm.d_model, lm.d_vocab)}
+
+
+def cached_measure(name: str, profile: str, *, verbose: bool = False):
+    """:func:`measure` through the results store; real models are heavy (committed in ``data/geometry``).
+
+    Real models use the fixed ``GeometryConfig()`` (the states of ``cells.cached_run`` too);
+    tiny models use ``GeometryConfig.for_profile(profile)`` and recompute.
+
+    Returns:
+        A ``results.Record``; ``record.result`` is :func:`measure`'s dict.
+
+    Explained in: book/geometry.md
+    """
+    from . import models, results
+
+    real = name in models.OFFLINE
+    cfg = GeometryConfig() if real else GeometryConfig.for_profile(profile)
+    return results.cached(f"geometry-{name}", lambda: measure(models.load(name), cfg, verbose=verbose),
+                          {"model": name, "geometry": cfg}, chapter="geometry", profile=profile,
+                          heavy=real, seed=cfg.seed, device="cpu", dtype="float32")
