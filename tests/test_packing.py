@@ -106,3 +106,10 @@ def test_cell_fractions_argmax_vs_voronoi():
     U = W / np.linalg.norm(W, axis=1, keepdims=True)  # equal norms, no bias: the same cells
     h = pk.sample_support(20_000, 2, 1.0, rng=rng)
     assert np.array_equal((h @ U.T).argmax(1), (-((h[:, None] - U[None]) ** 2).sum(-1)).argmax(1))
+
+
+def test_packing_sweep_rows_between_bounds():
+    rows = pk.packing_sweep([1.0, 2.0], 2, oversample=5, seed=0, n_random=2)
+    assert [r["grid"] for r in rows] == [9, 25] and set(rows[0]) >= {"hex lattice", "random maximal"}
+    for x, row in zip([1.0, 2.0], rows):
+        assert all(x**2 <= v <= (1 + 2 * x) ** 2 for k, v in row.items() if k != "cubic lattice")

@@ -87,7 +87,8 @@ def plot_output_counts(ax, n, counts, *, d_vocab, grid_counts):
 
 
 def plot_prompt_plane(ax, labels, r, *, cmap="tab20"):
-    """The prompt plane [-r, r]^2 coloured by the greedy output of each grid point.
+    """The prompt plane [-r, r]^2 coloured by the greedy output of each grid point (``cmap`` up to
+    20 outputs, golden-ratio hues beyond).
 
     Args:
         ax: axes. labels: [G, G] integer output label of grid point (x_i, y_j), indexed [i, j].
@@ -96,7 +97,12 @@ def plot_prompt_plane(ax, labels, r, *, cmap="tab20"):
     Explained in: book/accessible.md
     """
     lab = _np.asarray(labels)
-    colours = _mpl.colormaps[cmap](_np.arange(lab.max() + 1) % 20)
+    k = _np.arange(lab.max() + 1)
+    if len(k) <= 20:
+        colours = _mpl.colormaps[cmap](k)
+    else:  # golden-ratio hues: many labels, neighbours in label order far apart in colour
+        hsv = _np.stack([(k * 0.618034) % 1, 0.45 + 0.45 * (k % 3) / 2, 0.95 - 0.25 * (k % 2)], 1)
+        colours = _mpl.colors.hsv_to_rgb(hsv)
     ax.imshow(colours[lab.T], origin="lower", extent=(-r, r, -r, r), interpolation="nearest")
     ax.set(xlabel=r"$x_1$", ylabel=r"$x_2$", aspect="equal")
     ax.grid(False)
