@@ -144,7 +144,7 @@ def summary(run: dict, *, train_max: int) -> dict:
     Returns:
         ``model``; ``last n ≥ 99 %`` (longest n with exact accuracy ≥ 0.99 at every evaluated
         length up to n, 0 if none); ``first n < 10 %`` (NaN if never); ``n50``, ``width w`` and
-        ``R²`` of ``fit_cliff``; ``n50 / train max``; ``train s`` (training seconds).
+        ``R²`` of ``fit_cliff``; ``n50 / train max``.
 
     Explained in: book/copying.md
     """
@@ -158,4 +158,4 @@ def summary(run: dict, *, train_max: int) -> dict:
     fit = run["fit"]
     return {"model": run.get("label", run["arch"]), "last n ≥ 99 %": last,
             "first n < 10 %": first, "n50": fit["n50"], "width w": fit["width"], "R²": fit["r2"],
-            "n50 / train max": fit["n50"] / train_max, "train s": run["train_s"]}
+            "n50 / train max": fit["n50"] / train_max}

@@ -161,7 +161,8 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
         use_checkpoints: read and write ``checkpoint_dir()/<key>.pt``.
 
     Returns:
-        ``(model, info)``; ``info`` has ``train_s`` (seconds of training summed over resumes),
+        ``(model, info)``; ``info`` has ``train_s`` and ``train_cpu_s`` (wall and CPU seconds of
+        training, summed over resumes),
         ``losses`` (mean loss per 50 steps) and ``n_params``.
 
     Explained in: book/copying.md
@@ -173,7 +174,8 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     path = checkpoint_dir() / f"{cfg.key()}.pt"
-    step, info = 0, {"train_s": 0.0, "losses": [], "n_params": copymodels.n_params(model)}
+    step, info = 0, {"train_s": 0.0, "train_cpu_s": 0.0, "losses": [],
+                     "n_params": copymodels.n_params(model)}
     if use_checkpoints and path.exists():
         state = torch.load(path, weights_only=False, map_location=dev)
         model.load_state_dict(state["model"])
@@ -181,7 +183,7 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
         gen.set_state(state["gen"])
         step, info = state["step"], state["info"]
     model.train()
-    running, t0 = [], time.perf_counter()
+    running, t0, c0 = [], time.perf_counter(), time.process_time()
     bar = tqdm(total=cfg.steps, initial=step, disable=not verbose, desc=cfg.model.arch)
     while step < cfg.steps:
         lengths = sample_lengths(cfg.batch_size, cfg.min_len, cfg.max_len, gen)
@@ -203,11 +205,14 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
             running = []
         if use_checkpoints and (step % save_every == 0 or step == cfg.steps):
             info["train_s"] += time.perf_counter() - t0
-            t0 = time.perf_counter()
+            info["train_cpu_s"] = info.get("train_cpu_s", 0.0) + time.process_time() - c0
+            t0, c0 = time.perf_counter(), time.process_time()
             _save(path, {"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
                          "gen": gen.get_state(), "info": info, "config": asdict(cfg)})
     bar.close()
-    info["train_s"] += time.perf_counter() - t0 if not use_checkpoints else 0.0
+    if not use_checkpoints:  # otherwise counted at the last save
+        info["train_s"] += time.perf_counter() - t0
+        info["train_cpu_s"] += time.process_time() - c0
     model.eval()
     return model, info
 
@@ -227,14 +232,16 @@ def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
         lm = models.load(cfg.pretrained, device=resolve_device(cfg.device))
         model = copymodels.PretrainedCopier(lm, SYMBOLS)
     model, info = train(cfg, model=model, verbose=verbose)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     rows = copyeval.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed,
                              verbose=verbose)
     ns, exact = [r["n"] for r in rows], [r["exact"] for r in rows]
     embed = getattr(model, "embed", None)  # prompt vectors of the bounds: the input embeddings
     r = float(embed.weight.detach().norm(dim=1).max()) if embed is not None else float("nan")
     return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "r_embed": r,
-            "train_s": info["train_s"], "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
+            "train_s": info["train_s"], "train_cpu_s": info.get("train_cpu_s"),  # None: not kept
+            "train_call_s": t1 - t0, "eval_s": time.perf_counter() - t1,
+            "eval_cpu_s": time.process_time() - c1,
             "losses": info["losses"], "rows": rows, "fit": copyeval.fit_cliff(ns, exact)}
 
 
