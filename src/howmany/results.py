@@ -10,7 +10,8 @@ Where results go depends on the profile (see ``howmany.profiles``):
 * ``smoke``   → a temporary store (``$HOWMANY_STORE`` or a per-process temp dir).
 * ``default`` → heavy results are *read* from ``data/`` (missing → error naming
   ``make results``); cheap results are recomputed into the build store ``_build/results``.
-* ``full``    → results are computed into ``data/``; an existing matching file is reused
+* ``full``    → heavy results are computed into ``data/`` (cheap ones into the build store);
+  an existing matching file is reused
   (so ``make results`` resumes) unless ``refresh=True`` or ``$HOWMANY_REFRESH=1``.
 
 Explained in: book/reproducibility.md
@@ -171,7 +172,7 @@ def store_root(profile: str, *, heavy: bool) -> Path:
         if _TEMP_STORE is None:
             _TEMP_STORE = Path(tempfile.mkdtemp(prefix="howmany-smoke-"))
         return _TEMP_STORE
-    if heavy or prof.compute_heavy:
+    if heavy:  # only heavy results are committed; cheap ones are rebuilt every time
         return data_dir()
     root = repo_root()
     return (root if root is not None else Path.cwd()) / "_build" / "results"
