@@ -48,17 +48,18 @@ class ScalingConfig:
     d_model_ref: int = 32  # width used when |V| varies
     d_vocab_ref: int = 64  # vocabulary used when d varies
     ms: tuple = (1, 2, 3)  # soft-prompt lengths
-    n_strings: int = 12  # random-token strings per (model, m)
-    n_max: int = 40  # longest prefix tried
+    n_strings: int = 8  # random-token strings per (model, m)
+    n_max: int = 24  # longest prefix tried
     seed: int = 0  # model, string and init seed
     cram: cramming.CramConfig = field(
-        default_factory=lambda: cramming.CramConfig(max_steps=300, patience=100))
+        default_factory=lambda: cramming.CramConfig(max_steps=150, patience=50))
 
     @classmethod
     def for_profile(cls, profile: str) -> "ScalingConfig":
-        return profiles.pick(profile, smoke=cls(d_models=(16, 32), d_vocabs=(64, 512), ms=(1, 2),
-                                                n_strings=4, n_max=16,
-                                                cram=cramming.CramConfig(max_steps=150, patience=60)),
+        """smoke: 2 widths, m = 1, 2, 3 strings; default/full: the 5-model cross, m = 1..3."""
+        small = cramming.CramConfig(max_steps=60, patience=30)
+        return profiles.pick(profile, smoke=cls(d_models=(16, 32), d_vocabs=(64,), ms=(1, 2),
+                                                n_strings=3, n_max=8, cram=small),
                              default=cls())
 
     def grid(self) -> list[tuple[int, int]]:
@@ -114,3 +115,22 @@ def proportionality(fits: list[dict]) -> dict:
     k = float((x * y).sum() / (x * x).sum())
     ss_res, ss_tot = float(((y - k * x) ** 2).sum()), float(((y - y.mean()) ** 2).sum())
     return {"k": k, "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
+
+
+def cold_vs_warm(*, d_model: int = 32, d_vocab: int = 64, ms=(1, 2), n_strings: int = 8,
+                 n_max: int = 24, seed: int = 0, cram: cramming.CramConfig | None = None) -> dict:
+    """Both threshold methods on the same strings and model: ``{method: {m: thresholds}}``.
+
+    Explained in: book/cramming.md
+    """
+    cram = cram or cramming.CramConfig(max_steps=150, patience=50)
+    lm = tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed)
+    tg = np.random.default_rng([seed, d_model, d_vocab]).integers(2, d_vocab, size=(n_strings, n_max))
+    out: dict = {}
+    for method, fn in cramming.THRESHOLD_METHODS.items():
+        for m in ms:
+            res = fn(lm.model, lm.bos_id, tg, m, cram, seeds=[seed * 1000 + m * 100 + i
+                                                              for i in range(n_strings)])
+            out.setdefault(method, {})[m] = [r["threshold"] for r in res]
+            out.setdefault(method + "_steps", {})[m] = int(sum(r["steps"] for r in res))
+    return out

@@ -215,3 +215,53 @@ def _cli(args) -> int:
     print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
                      indent=1))
     return 0
+
+
+BOOK_MODELS = ("smollm2-135m", "gemma3-270m")  # real models of the chapter (full profile)
+
+
+def book_config(model: str, profile: str) -> SweepConfig:
+    """The chapter's sweep per profile: tiny in smoke, the issue's full sweep otherwise."""
+    if profile == "smoke":
+        return SweepConfig(model=model, kind="random-tokens", ms=(1, 2), n_strings=3, n_max_base=2,
+                           n_max_per_m=3, batch_size=3,
+                           cram=cramming.CramConfig(max_steps=60, patience=30))
+    return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16)
+
+
+def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
+    """``{model: load_sweep(...)}`` for the chapter.
+
+    smoke: a tiny LeCun-initialised model, computed into the temporary store; full: runs (or
+    resumes) the real-model sweeps into ``data/cramming``; default: reads every sweep found in
+    ``data/cramming`` — for each model the folder with the most finished strings — and raises
+    ``MissingResultError`` only when no model has one.
+
+    Explained in: book/cramming.md
+    """
+    from . import models
+    from .cram_scaling import tiny_lm
+
+    if profile == "smoke":
+        cfg = book_config("tiny-llama-d32-v64-lecun", profile)
+        folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
+        return {cfg.model: load_sweep(run_sweep(tiny_lm(d_model=32, d_vocab=64), cfg, folder))}
+    if profile == "full":
+        out = {}
+        for name in BOOK_MODELS:
+            cfg = book_config(name, profile)
+            folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
+            out[name] = load_sweep(run_sweep(models.load(name), cfg, folder, verbose=verbose))
+        return out
+    out, errors = {}, []
+    for name in BOOK_MODELS:
+        try:
+            folders = find_sweeps(name)
+        except results.MissingResultError as err:
+            errors.append(str(err))
+            continue
+        out[name] = max((load_sweep(f) for f in folders),
+                        key=lambda s: sum(len(v) for u in s["units"].values() for v in u.values()))
+    if not out:
+        raise results.MissingResultError(" | ".join(errors))
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -28,7 +29,7 @@ _DOC_MODULES = (
     "argparse", "asyncio", "collections", "contextlib", "csv", "dataclasses", "decimal", "difflib",
     "email", "fractions", "functools", "heapq", "http.client", "inspect", "json", "logging",
     "os", "pathlib", "pickle", "random", "re", "shutil", "statistics", "string", "subprocess",
-    "tarfile", "textwrap", "threading", "typing", "unittest", "urllib.request", "zipfile",
+    "tarfile", "textwrap", "threading", "unittest", "urllib.request", "zipfile",
 )
 
 
@@ -64,6 +65,7 @@ def english_corpus() -> str:
     Explained in: book/cramming.md
     """
     parts = []
+    warnings.simplefilter("ignore", DeprecationWarning)  # attribute access on old aliases
     for name in _DOC_MODULES:
         try:
             mod = importlib.import_module(name)

@@ -1,0 +1,80 @@
+"""Resumable sweeps, summaries of partial sweeps, target strings, the tiny scaling experiment."""
+
+import numpy as np
+import pytest
+import torch
+
+from howmany import cram_scaling, cram_sweep, cramming, results, targets
+
+CFG = cram_sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
+                             n_strings=3, n_max_base=2, n_max_per_m=2, methods=("grow",),
+                             batch_size=2, cram=cramming.CramConfig(max_steps=40, patience=20))
+
+
+@pytest.fixture(scope="module")
+def lm():
+    torch.set_num_threads(1)
+    return cram_scaling.tiny_lm(d_model=32, d_vocab=64)
+
+
+def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
+    calls, kill = [], [True]
+    real = cramming.THRESHOLD_METHODS["grow"]
+
+    def counting(*a, **k):
+        calls.append(len(a[2]))
+        if kill[0] and len(calls) == 3:
+            raise KeyboardInterrupt  # simulated kill in the third batch
+        return real(*a, **k)
+
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow", counting)
+    folder = cram_sweep.sweep_dir(CFG, tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        cram_sweep.run_sweep(lm, CFG, folder)
+    done = sorted(p.name for p in folder.glob("m*.json"))
+    assert done == ["m1-grow-s000.json", "m1-grow-s001.json", "m2-grow-s000.json",
+                    "m2-grow-s001.json"]
+    before = {p: p.stat().st_mtime_ns for p in folder.glob("m*.json")}
+    calls.clear()
+    kill[0] = False
+    cram_sweep.run_sweep(lm, CFG, folder)
+    assert calls == [1, 1]  # only string 2, for m = 1 and m = 2
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+    summary = cram_sweep.summarise(cram_sweep.load_sweep(folder), n_boot=20)
+    assert summary["counts"] == {1: {"done": 3, "nan": 0, "censored": summary["counts"][1]["censored"]},
+                                 2: {"done": 3, "nan": 0, "censored": summary["counts"][2]["censored"]}}
+    assert summary["fit"] is not None and len(summary["n50"]) == 2
+
+
+def test_find_sweeps_missing_names_make_results(tmp_path):
+    with pytest.raises(results.MissingResultError, match="make results"):
+        cram_sweep.find_sweeps("smollm2-135m", root=tmp_path)
+
+
+def test_config_round_trip():
+    assert cram_sweep.SweepConfig.from_dict(results.to_jsonable(CFG)) == CFG
+
+
+def test_targets_are_reproducible_and_checked():
+    a = targets.make_targets("random-tokens", 3, 5, seed=1, d_vocab=50)
+    b = targets.make_targets("random-tokens", 5, 5, seed=1, d_vocab=50)
+    assert a.shape == (3, 5) and (a == b[:3]).all() and a.max() < 50
+    with pytest.raises(targets.TargetError, match="unknown target kind"):
+        targets.make_targets("poems", 1, 4, seed=0, d_vocab=50)
+    with pytest.raises(targets.TargetError, match="positive"):
+        targets.make_targets("random-tokens", 1, 0, seed=0, d_vocab=50)
+    with pytest.raises(targets.TargetError, match="tokenizer"):
+        targets.make_targets("random-words", 1, 4, seed=0, d_vocab=50)
+
+
+def test_offline_english_corpus_and_word_list():
+    words = targets.word_list()
+    assert len(words) > 2000 and all(w.isalpha() and w.islower() for w in words[:100])
+    assert "the" in targets.english_corpus().split()
+
+
+def test_scaling_grid_is_a_cross_and_proportionality_fit():
+    grid = cram_scaling.ScalingConfig().grid()
+    assert (32, 64) in grid and len(grid) == 5
+    fits = [{"d_over_lnV": x, "slope": 2 * x} for x in (1.0, 2.0, 4.0)]
+    assert cram_scaling.proportionality(fits) == pytest.approx({"k": 2.0, "r2": 1.0})
