@@ -265,3 +265,21 @@ def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
     if not out:
         raise results.MissingResultError(" | ".join(errors))
     return out
+
+
+def stored_bounds(model: str, fmt: str = "fp16") -> dict:
+    """Slope bounds C_ball/C_box of ``model`` from the geometry chapter's results in ``data/``.
+
+    Returns ``{"absolute": {...}, "relative": {...}}`` rows of ``geometry.bound_table`` for the
+    number format ``fmt`` (the paper uses fp16), or ``{}`` when no geometry result is stored.
+
+    Explained in: book/cramming.md
+    """
+    from .utils import data_dir
+
+    files = sorted((data_dir() / "geometry").glob(f"geometry-{model}-*.json"),
+                   key=lambda p: p.stat().st_mtime)
+    if not files:
+        return {}
+    table = json.loads(files[-1].read_text())["result"]["table"]
+    return {row["convention"]: row for row in table if row["format"] == fmt}
