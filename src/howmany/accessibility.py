@@ -12,10 +12,11 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.optimize import curve_fit
+from scipy.optimize import OptimizeWarning, curve_fit
 
 
 def accessible_fraction(thresholds, n_grid) -> np.ndarray:
@@ -50,8 +51,11 @@ def n50_logistic(thresholds) -> tuple[float, float]:
     a = accessible_fraction(thr, grid)
     med = max(n50_median(thr), 0.5)
     try:
-        (n50, width), _ = curve_fit(logistic, grid, a, p0=(med, max(1.0, thr.std() / 2)),
-                                    bounds=([0.0, 1e-3], [grid[-1] * 2, grid[-1] * 2]), maxfev=5000)
+        with warnings.catch_warnings():  # degenerate samples give no covariance; we do not use it
+            warnings.simplefilter("ignore", OptimizeWarning)
+            (n50, width), _ = curve_fit(logistic, grid, a, p0=(med, max(1.0, thr.std() / 2)),
+                                        bounds=([0.0, 1e-3], [grid[-1] * 2, grid[-1] * 2]),
+                                        maxfev=5000)
     except (RuntimeError, ValueError):  # degenerate sample (e.g. all thresholds equal)
         n50, width = med, 1e-3
     return float(n50), float(width)
