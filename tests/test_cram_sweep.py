@@ -78,3 +78,18 @@ def test_scaling_grid_is_a_cross_and_proportionality_fit():
     assert (32, 64) in grid and len(grid) == 5
     fits = [{"d_over_lnV": x, "slope": 2 * x} for x in (1.0, 2.0, 4.0)]
     assert cram_scaling.proportionality(fits) == pytest.approx({"k": 2.0, "r2": 1.0})
+
+
+def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
+    cfg = cram_sweep.SweepConfig(model="smollm2-135m", ms=(1, 2), n_strings=4)
+    folder = cram_sweep.sweep_dir(cfg, tmp_path)
+    results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
+    with pytest.raises(results.MissingResultError, match="no finished string"):
+        cram_sweep.book_sweeps("default")
+    unit = {"config": {"m": 1, "method": "grow", "string": 0}, "provenance": {"wall_time_s": 1.0},
+            "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}}
+    results.atomic_write_json(folder / "m1-grow-s000.json", unit)
+    sweeps = cram_sweep.book_sweeps("default")
+    summary = cram_sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
+    assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None

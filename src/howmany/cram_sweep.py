@@ -260,8 +260,12 @@ def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
         except results.MissingResultError as err:
             errors.append(str(err))
             continue
-        out[name] = max((load_sweep(f) for f in folders),
-                        key=lambda s: sum(len(v) for u in s["units"].values() for v in u.values()))
+        size = lambda s: sum(len(v) for u in s["units"].values() for v in u.values())  # noqa: E731
+        best = max((load_sweep(f) for f in folders), key=size)
+        if size(best) == 0:
+            errors.append(f"the sweep {best['folder']} has no finished string yet")
+            continue
+        out[name] = best
     if not out:
         raise results.MissingResultError(" | ".join(errors))
     return out
