@@ -3,7 +3,7 @@
 Two measurements, side by side in one run (issue 5; chapter book/cramming.md, "Benchmark"):
 
 1. **time to n50.** A faithful re-implementation of the reference protocol (Kuratov et al.
-   2025 / the paper's code: one string at a time, the model reloaded twice per string, a fixed
+   2025 / the paper's code: one string at a time, the model loaded twice for every run, a fixed
    grid of target lengths, ``torch.optim.AdamW`` and one ``.item()`` sync per step) against our
    engine (batched, solved strings leave the batch, warm growing curriculum) on the *same*
    strings, model, layout, loss and step budget. Each side's n50 is the median threshold: for

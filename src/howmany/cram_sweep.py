@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import accessibility, cramming, results, targets
 
