@@ -68,7 +68,7 @@ def embedding_std(model, n_ids: int = 4096) -> float:
     emb = model.get_input_embeddings()
     ids = torch.randperm(emb.num_embeddings, generator=torch.Generator().manual_seed(0))[:n_ids]
     with torch.no_grad():
-        return float(emb(ids).float().std())
+        return float(emb(ids.to(emb.weight.device)).float().std())
 
 
 def init_prompts(model, m: int, seeds, cfg: CramConfig) -> torch.Tensor:
@@ -100,7 +100,8 @@ def _frame(model, bos_id, layout: str, mem: torch.Tensor, ids: torch.Tensor) -> 
 @torch.no_grad()
 def greedy_generate(model, bos_id, layout: str, prompts: torch.Tensor, n: int) -> torch.Tensor:
     """Greedy decoding of ``n`` tokens from soft prompts [B, m, d] (KV cache); returns [B, n]."""
-    x = _frame(model, bos_id, layout, prompts, torch.zeros(prompts.shape[0], 0, dtype=torch.long))
+    empty = torch.zeros(prompts.shape[0], 0, dtype=torch.long, device=prompts.device)
+    x = _frame(model, bos_id, layout, prompts, empty)
     out = model(inputs_embeds=x, use_cache=True)
     toks = [out.logits[:, -1].argmax(-1)]
     for _ in range(n - 1):  # transformers >= 5.2 names the KV cache `cache`, older `past_key_values`
@@ -115,7 +116,7 @@ def verify(model, bos_id, cfg: CramConfig, prompts: torch.Tensor, targets: torch
     """True where greedy generation from the rounded prompt reproduces the first ``lengths`` tokens."""
     dtype = next(model.parameters()).dtype
     gen = greedy_generate(model, bos_id, cfg.layout, round_prompt(prompts, cfg.precision, dtype),
-                          int(max(lengths)))
+                          int(max(lengths))).to(targets.device)
     return np.array([bool((gen[i, :k] == targets[i, :k]).all()) for i, k in enumerate(lengths)])
 
 
@@ -142,7 +143,8 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
 
     Explained in: book/cramming.md
     """
-    tg = torch.as_tensor(np.asarray(targets), dtype=torch.long)
+    dev = next(model.parameters()).device
+    tg = torch.as_tensor(np.asarray(targets), dtype=torch.long, device=dev)
     b, n_all = tg.shape
     lengths = np.full(b, n_all) if lengths is None else np.asarray(lengths, dtype=int)
     _check(m, lengths)
@@ -150,7 +152,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         raise ValueError(f"unknown layout {cfg.layout!r}: choose one of {', '.join(LAYOUTS)}")
     model.requires_grad_(False)
     dtype = next(model.parameters()).dtype
-    p = init_prompts(model, m, seeds, cfg)  # fp32 master copy [B, m, d]
+    p = init_prompts(model, m, seeds, cfg).to(dev)  # fp32 master copy [B, m, d]
     mom, var = torch.zeros_like(p), torch.zeros_like(p)
     t_adam = np.zeros(b, dtype=int)
     cur = (np.asarray(start_lengths, dtype=int) if start_lengths is not None else np.ones(b, int)) \
@@ -177,16 +179,17 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         logits = model(inputs_embeds=_frame(model, bos_id, cfg.layout, x.to(dtype), ids),
                        logits_to_keep=nf).logits.float()  # positions P-1 .. P+nf-2
         ce = F.cross_entropy(logits.transpose(1, 2), tg[act, :nf], reduction="none")  # [Ba, nf]
-        mask = (torch.arange(nf)[None, :] < torch.as_tensor(cur[act])[:, None]).float()
+        pos = torch.arange(nf, device=dev)[None, :]
+        mask = (pos < torch.as_tensor(cur[act], device=dev)[:, None]).float()
         loss_rows = (ce * mask).sum(1) / mask.sum(1)
         loss_rows.sum().backward()
         g = x.grad.float()
         with torch.no_grad():
             ok = logits.argmax(-1) == tg[act, :nf]
-            ok &= torch.arange(nf)[None, :] < torch.as_tensor(feed)[:, None]
-            prefix = ok.long().cumprod(1).sum(1).numpy()
-            lr_ = loss_rows.detach().numpy()
-            finite = np.isfinite(lr_) & torch.isfinite(g).flatten(1).all(1).numpy()
+            ok &= pos < torch.as_tensor(feed, device=dev)[:, None]
+            prefix = ok.long().cumprod(1).sum(1).cpu().numpy()  # the one host sync per step
+            lr_ = loss_rows.detach().cpu().numpy()
+            finite = np.isfinite(lr_) & torch.isfinite(g).flatten(1).all(1).cpu().numpy()
             cand = [j for j, i in enumerate(act) if finite[j] and prefix[j] >= cur[i]]
             passed = set()
             if cand:
@@ -217,7 +220,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
             if upd:  # AdamW (decoupled weight decay), elementwise: identical to torch.optim.AdamW
                 i = act[upd]
                 t_adam[i] += 1
-                tt = torch.as_tensor(t_adam[i], dtype=torch.float32)[:, None, None]
+                tt = torch.as_tensor(t_adam[i], dtype=torch.float32, device=dev)[:, None, None]
                 gi = g[upd]
                 mom[i] = b1 * mom[i] + (1 - b1) * gi
                 var[i] = b2 * var[i] + (1 - b2) * gi * gi
