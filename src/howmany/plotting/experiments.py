@@ -136,8 +136,14 @@ def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact"
                         [r[f"{metric}_hi"] for r in run["rows"]], alpha=0.2, linewidth=0)
         ax.plot(ns, [r[metric] for r in run["rows"]], marker=MARKERS[k % len(MARKERS)],
                 markersize=4, label=run.get("label", run["arch"]))
-    if logx:
+    if logx:  # plain-number ticks on the log axis
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
         ax.set_xscale("log")
+        ns = sorted({r["n"] for run in runs for r in run["rows"]})
+        ax.set_xticks([t for t in (2, 5, 10, 20, 50, 100, 200, 500, 1000) if ns[0] <= t <= ns[-1]])
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
     what = "exact-string" if metric == "exact" else "per-character"
     ax.set(xlabel="string length n (letters)", ylabel=f"{what} accuracy", ylim=(-0.03, 1.03))
     ax.legend(frameon=False, fontsize="small")
