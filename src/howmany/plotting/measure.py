@@ -75,9 +75,10 @@ def plot_mu_vs_lnv(ax, rows: list[dict]):
     x = np.array([r["ln_v"] for r in rows])
     ax.plot(x, [r["mu_lower"] for r in rows], "o", ms=8, label=r"$\mu$ lower bound")
     ax.plot(x, [r["mu_hit"] for r in rows], "s", ms=6, label=r"$\mu$ over hit cells")
-    for r in rows:
+    for i, r in enumerate(rows):  # models sharing |V| get their labels stacked
+        k = sum(abs(q["ln_v"] - r["ln_v"]) < 0.1 for q in rows[:i])
         ax.annotate(r["label"], (r["ln_v"], r["mu_lower"]), textcoords="offset points",
-                    xytext=(5, -12), fontsize="small")
+                    xytext=(-8, 4 + 12 * k), ha="right", fontsize="small")
     grid = np.linspace(0, x.max() * 1.1, 2)
     ax.plot(grid, grid, **BOUND_STYLE, label=r"$\mu=\ln|V|$ (equal cells)")
     ax.set(xlabel=r"$\ln|V|$ (nats)", ylabel=r"$\mu=-\mathrm{mean}_t\ln p_t$ (nats)")
