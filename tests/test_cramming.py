@@ -83,7 +83,7 @@ def test_nan_is_reported_per_string(lm):
 
 def test_grow_and_bisect_thresholds_are_close(lm):
     tg = np.random.default_rng(2).integers(0, 64, size=(2, 8))
-    cfg = cramming.CramConfig(max_steps=100, patience=40)
+    cfg = cramming.CramConfig(max_steps=60, patience=25)
     grow = cramming.thresholds_grow(lm.model, lm.bos_id, tg, 1, cfg, seeds=range(2))
     bis = cramming.thresholds_bisect(lm.model, lm.bos_id, tg, 1, cfg, seeds=range(2))
     for g, b in zip(grow, bis):
