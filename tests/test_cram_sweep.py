@@ -1,6 +1,5 @@
 """Resumable sweeps, summaries of partial sweeps, target strings, the tiny scaling experiment."""
 
-import numpy as np
 import pytest
 import torch
 

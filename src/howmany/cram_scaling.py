@@ -55,7 +55,7 @@ class ScalingConfig:
         default_factory=lambda: cramming.CramConfig(max_steps=150, patience=50))
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ScalingConfig":
+    def for_profile(cls, profile: str) -> ScalingConfig:
         """smoke: 2 widths, m = 1, 2, 3 strings; default/full: the 5-model cross, m = 1..3."""
         small = cramming.CramConfig(max_steps=60, patience=30)
         return profiles.pick(profile, smoke=cls(d_models=(16, 32), d_vocabs=(64,), ms=(1, 2),

@@ -46,7 +46,7 @@ class SweepConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SweepConfig":
+    def from_dict(cls, d: dict) -> SweepConfig:
         d = dict(d)
         c = dict(d.pop("cram"))
         c["betas"] = tuple(c["betas"])

@@ -46,7 +46,7 @@ class CramConfig:
     lookahead: int = 8  # grow: extra target tokens fed beyond the current length
 
     @classmethod
-    def for_profile(cls, profile: str) -> "CramConfig":
+    def for_profile(cls, profile: str) -> CramConfig:
         from .profiles import pick
 
         return pick(profile, smoke=cls(max_steps=300, patience=100),
