@@ -102,3 +102,10 @@ def test_unknown_layout_raises(lm):
     with pytest.raises(ValueError, match="unknown layout"):
         cramming.cram(lm.model, lm.bos_id, np.ones((1, 2), int), 1,
                       cramming.CramConfig(layout="sideways"), seeds=[0])
+
+
+def test_bfloat16_model_crams_with_fp32_master_prompt():
+    lm16 = cram_scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
+    lm16.model.to(torch.bfloat16)
+    out = cramming.cram(lm16.model, lm16.bos_id, np.array([[5, 9, 3]]), 2, CFG, seeds=[4])[0]
+    assert out["status"] == "solved" and out["prompt"].dtype == torch.float32
