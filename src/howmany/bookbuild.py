@@ -251,9 +251,12 @@ def build(root: Path, profile: str = "default", build_dir: Path | None = None, *
             "viewed (install Node.js/npm to vendor it for offline reading)")
     stage_dir = build_dir / "stage"
     stage(root, stage_dir, executed, offline_math=offline_math, only=only)
-    log("building HTML with jupyter-book (strict: -W -n --keep-going) ...", flush=True)
+    log(f"building HTML with jupyter-book ({'preview' if only else 'strict: -W -n --keep-going'})"
+        " ...", flush=True)
     jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", "-W", "-n", "--keep-going",
+    # A preview (--only) links to chapters it leaves out, so it is built without -W.
+    strict = [] if only else ["-W"]
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", *strict, "-n", "--keep-going",
            "--path-output", str(build_dir.parent), str(stage_dir)]
     env = dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1")
     res = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
