@@ -74,7 +74,7 @@ def plot_scaling(ax, fits: list, k: float):
     """
     import numpy as np
 
-    from .style import BOUND_STYLE, MARKERS
+    from .style import MARKERS
 
     x = np.array([f["d_over_lnV"] for f in fits])
     for j, f in enumerate(fits):
