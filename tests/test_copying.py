@@ -35,10 +35,14 @@ def test_lengths_uniform_on_training_range():
     assert float(counts.std() / counts.mean()) < 0.1  # ~435 per length, sd ~21
 
 
+def _smoke_model(arch):
+    torch.manual_seed(0)
+    return copymodels.build(copymodels.ModelConfig.smoke(arch)).eval()
+
+
 @pytest.mark.parametrize("arch", copymodels.ARCHS)
 def test_forward_shapes_and_causality(arch):
-    torch.manual_seed(0)
-    model = copymodels.build(copymodels.ModelConfig.smoke(arch)).eval()
+    model = _smoke_model(arch)
     x = torch.randint(0, 26, (3, 12))
     logits, _ = model(x)
     assert logits.shape == (3, 12, 30)
@@ -51,8 +55,7 @@ def test_forward_shapes_and_causality(arch):
 
 @pytest.mark.parametrize("arch", copymodels.ARCHS)
 def test_cached_decoding_matches_full_pass(arch):
-    torch.manual_seed(0)
-    model = copymodels.build(copymodels.ModelConfig.smoke(arch)).eval()
+    model = _smoke_model(arch)
     x = torch.randint(0, 26, (2, 10))
     full, _ = model(x)
     part, cache = model(x[:, :6])

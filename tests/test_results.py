@@ -106,3 +106,17 @@ def test_bad_profile_is_one_clear_line():
         results.cached("x", lambda: 1, {}, chapter="t", profile="nonsense")
     assert profiles.pick("full", smoke=1, default=2) == 2
     assert profiles.pick("full", smoke=1, default=2, full=3) == 3
+
+
+def test_cli_lists_records_and_sweep_headers(tmp_path, monkeypatch, capsys):
+    """`python -m howmany results` lists every JSON in data/, also sweep headers without a result."""
+    from howmany import cli
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("HOWMANY_DATA", str(data))
+    results.atomic_write_json(data / "c" / "sweep.json", {"config": {}, "provenance": {"device": "cpu"}})
+    results.atomic_write_json(data / "c" / "r-1.json", {"config": {}, "result": 1,
+                                                        "provenance": {"dtype": "float32"}})
+    assert cli.main(["results"]) == 0
+    out = capsys.readouterr().out
+    assert "c/sweep.json" in out and "device=cpu" in out and "dtype=float32" in out

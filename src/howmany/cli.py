@@ -32,13 +32,15 @@ def _info(args) -> int:
 
 
 def _results(args) -> int:
-    from .results import load
     from .utils import data_dir
 
     base = data_dir() / args.chapter if args.chapter else data_dir()
     for path in sorted(base.rglob("*.json")):
-        rec = load(path)
-        prov = rec.provenance
+        try:  # result records, sweep headers (config + provenance) and sweep units
+            prov = json.loads(path.read_text()).get("provenance", {})
+        except (json.JSONDecodeError, AttributeError) as err:
+            print(f"{path.relative_to(data_dir())}  UNREADABLE ({err})")
+            continue
         print(f"{path.relative_to(data_dir())}  commit={str(prov.get('git_commit'))[:8]} "
               f"device={prov.get('device')} dtype={prov.get('dtype')} "
               f"wall={prov.get('wall_time_s')}s  {prov.get('utc_time')}")
