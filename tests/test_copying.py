@@ -113,5 +113,9 @@ def test_pretrained_wrapper_trains_and_decodes(tmp_path, monkeypatch):
     model, info = copying.train(cfg, model=model)
     logits, _ = model(torch.randint(0, 26, (2, 7)))
     assert logits.shape == (2, 7, len(copying.SYMBOLS)) and len(info["losses"]) == 1
+    idx = torch.randint(0, 26, (2, 7))
+    with torch.no_grad():  # the symbol-restricted head equals the full head read at the symbols
+        full = lm.model(input_ids=model.ids[idx]).logits[..., model.ids]
+        torch.testing.assert_close(model(idx)[0], full)
     rows = copyeval.evaluate(model, [3], 4)
     assert rows[0]["exact"] == copyeval.evaluate(model, [3], 4, greedy=True)[0]["exact"]

@@ -218,6 +218,17 @@ class PretrainedCopier(torch.nn.Module):
         self.register_buffer("ids", torch.tensor(ids), persistent=False)
 
     def forward(self, idx: torch.Tensor, cache=None):
-        """Logits [batch, pos, n_symbols]; the cache is the model's own KV cache."""
-        out = self.lm(input_ids=self.ids[idx], cache=cache, use_cache=True)
-        return out.logits[..., self.ids], out.cache
+        """Logits [batch, pos, n_symbols]; the cache is the model's own KV cache.
+
+        Only the symbols' rows of the unembedding are applied (the full-vocabulary logits would
+        cost a fifth of SmolLM2's compute and gigabytes at length 300); a final soft-cap, if the
+        model has one, is applied as the model would.
+        """
+        out = self.lm.base_model(input_ids=self.ids[idx], cache=cache, use_cache=True)
+        head = self.lm.get_output_embeddings()
+        bias = None if getattr(head, "bias", None) is None else head.bias[self.ids]
+        logits = torch.nn.functional.linear(out.last_hidden_state, head.weight[self.ids], bias)
+        cap = getattr(self.lm.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits, out.cache
