@@ -54,10 +54,11 @@ class CellsConfig:
         return cls(**REAL[name]) if name in REAL else cls.for_profile(profile)
 
 
-# Committed runs of the real models: a point costs 2 d |V| flops (5.7e7 SmolLM2, 3.4e8 Gemma-3),
-# so on 2 shared cores these sizes take minutes; `make results` (profile full) refreshes them.
-REAL = {"smollm2-135m": {"n_samples": 2**16, "n_other": 2**12},
-        "gemma3-270m": {"n_samples": 2**13, "n_other": 2**10}}
+# Committed runs of the real models: a point costs 2 d |V| flops (5.7e7 SmolLM2, 3.4e8 Gemma-3).
+# On this 2-core CPU SmolLM2's 2^20 points take about 5 min (benchmarks/bench_cells.py); Gemma-3's
+# 10^6 would take over 20 min even at the GEMM peak, so it gets 2^16. `make results` refreshes them.
+REAL = {"smollm2-135m": {"n_samples": 2**20, "n_other": 2**14},
+        "gemma3-270m": {"n_samples": 2**16, "n_other": 2**12}}
 
 
 def decoder(model) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -109,13 +110,15 @@ def assign(h: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None, *, r
 
     Explained in: book/cells.md
     """
-    offset = torch.zeros(W.shape[0]) if b is None else b.clone()
     if rule == "voronoi":  # argmin |h - w|^2 = argmax <w, h> - |w|^2 / 2  (a power diagram)
-        offset = offset * 0 - 0.5 * (W * W).sum(1)
-    elif rule != "argmax":
+        offset = -0.5 * (W * W).sum(1)
+    elif rule == "argmax":
+        offset = b
+    else:
         raise ValueError("rule must be 'argmax' or 'voronoi'")
-    if screen_dtype == "float32":
-        return (h @ W.T + offset).argmax(1)
+    if screen_dtype == "float32":  # one fused GEMM (+ bias), one pass for the argmax
+        return (h @ W.T if offset is None else torch.addmm(offset, h, W.T)).argmax(1)
+    offset = torch.zeros(W.shape[0]) if offset is None else offset
     dt = getattr(torch, screen_dtype)
     cand = (h.to(dt) @ W.to(dt).T + offset.to(dt)).topk(recheck, dim=1).indices  # [n, recheck]
     exact = torch.einsum("nd,nkd->nk", h, W[cand]) + offset[cand]

@@ -190,7 +190,7 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
         step, info = state["step"], state["info"]
     model.train()
     running, t0, c0 = [], time.perf_counter(), time.process_time()
-    bar = tqdm(total=cfg.steps, initial=step, disable=not verbose, desc=cfg.model.arch)
+    bar = tqdm(total=cfg.steps, initial=step, disable=not verbose, desc=cfg.pretrained or cfg.model.arch)
     while step < cfg.steps:
         lengths = sample_lengths(cfg.batch_size, cfg.min_len, cfg.max_len, gen)
         inp, tgt, mask = (t.to(dev) for t in make_batch(lengths, gen))
