@@ -99,3 +99,13 @@ def test_plane_labels_and_tiny_measure():
     assert sum(np.multiply(out["count_values"], out["count_freq"])) == 2000
     assert set(out["supports"]) == {"ball", "ellipsoid", "empirical"}
     assert 0 <= out["voronoi"]["agree"] <= 1 and out["top_strings"][0].startswith("#")
+
+
+def test_blocked_argmax_equals_brute_force_across_blocks():
+    g = torch.Generator().manual_seed(3)
+    W, b, h = torch.randn(1000, 8, generator=g), torch.randn(1000, generator=g), torch.randn(300, 8, generator=g)
+    for block in (64, 1000, 4096):  # several blocks with a ragged last one, exactly one, fewer rows
+        assert torch.equal(cells._argmax_blocked(h, W, b, block=block), (h @ W.T + b).argmax(1))
+        assert torch.equal(cells._argmax_blocked(h, W, None, block=block), (h @ W.T).argmax(1))
+    vor = ((h[:, None, :] - W[None]) ** 2).sum(-1).argmin(1)
+    assert (cells.assign(h, W, b, rule="voronoi") == vor).float().mean() > 0.99  # rounding ties only
