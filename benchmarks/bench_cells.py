@@ -24,18 +24,11 @@ import torch
 from howmany import cells, results
 from howmany.utils import data_dir
 
+from bench_cramming import matmul_peak  # same directory: the GEMM peak both benchmarks report
+
 SHAPES = {"tiny (d=32, |V|=64)": (32, 64), "d=256, |V|=4096": (256, 4096),
           "SmolLM2-135M (576, 49152)": (576, 49152), "Gemma-3-270M (640, 262144)": (640, 262144)}
 TARGET_S = 300.0
-
-
-def gemm_peak(size: int = 2048, reps: int = 5) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
-    t = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * size**3 * reps / (time.perf_counter() - t)
 
 
 def rate(d: int, V: int, n: int) -> float:
@@ -55,7 +48,7 @@ def main() -> None:
     ap.add_argument("--million", action="store_true", help="also run 10^6 points (SmolLM2 shape)")
     args = ap.parse_args()
     t_start = time.perf_counter()
-    peak = gemm_peak()
+    peak = matmul_peak(size=2048, reps=5)
     rows = []
     print(f"torch threads: {torch.get_num_threads()}; float32 GEMM peak {peak / 1e9:.0f} GFLOP/s")
     for label, (d, V) in SHAPES.items():

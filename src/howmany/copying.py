@@ -251,18 +251,31 @@ def run(cfg: CopyConfig, *, verbose: bool = False) -> dict:
             "losses": info["losses"], "rows": rows, "fit": copyeval.fit_cliff(ns, exact)}
 
 
+def cached_finetune(profile: str, *, seed: int = 0, verbose: bool = False):
+    """The fine-tuning run through the results store (heavy: committed in ``data/copying``).
+
+    Returns:
+        A ``results.Record``; ``record.result`` is :func:`run`'s dict. Outside ``full`` (and
+        ``smoke``, which computes a tiny one) a missing file raises ``MissingResultError``.
+
+    Explained in: book/copying.md
+    """
+    from . import results
+
+    cfg = finetune_config(profile, seed=seed)
+    return results.cached("copy-finetune", lambda: run(cfg, verbose=verbose), cfg,
+                          chapter="copying", profile=profile, heavy=True, seed=seed,
+                          dtype="float32")
+
+
 def _cli(args) -> int:
     """``python -m howmany copy``: train (or reuse) the chapter's models and say where each breaks."""
     from . import copyeval
 
-    if args.finetune:  # the chapter's cached fine-tuning result (heavy: data/ in profile full)
-        from . import results
-
-        cfg = finetune_config(args.profile, seed=args.seed)
-        rec = results.cached("copy-finetune", lambda: run(cfg, verbose=True), cfg,
-                             chapter="copying", profile=args.profile, heavy=True, seed=args.seed,
-                             dtype="float32")
-        print(copyeval.summary(rec.result, train_max=cfg.max_len), rec.path, flush=True)
+    if args.finetune:
+        rec = cached_finetune(args.profile, seed=args.seed, verbose=True)
+        train_max = finetune_config(args.profile, seed=args.seed).max_len
+        print(copyeval.summary(rec.result, train_max=train_max), rec.path, flush=True)
         return 0
     for cfg in suite(args.profile, seed=args.seed):
         if args.arch and cfg.model.arch not in args.arch:
