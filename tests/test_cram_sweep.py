@@ -1,9 +1,12 @@
 """Resumable sweeps, summaries of partial sweeps, target strings, the tiny scaling experiment."""
 
+import json
+
 import pytest
 import torch
 
 from howmany import cram_scaling, cram_sweep, cramming, results, targets
+from howmany.utils import data_dir
 
 CFG = cram_sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
                              n_strings=3, n_max_base=2, n_max_per_m=2, methods=("grow",),
@@ -92,3 +95,16 @@ def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, m
     sweeps = cram_sweep.book_sweeps("default")
     summary = cram_sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
     assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None
+
+
+def test_committed_sweeps_match_their_folder_and_make_results_resumes_them():
+    """Every committed sweep's config hashes to its folder name, and the full profile's config is
+    one of them for each book model, so ``make results`` resumes instead of starting afresh."""
+    folders = sorted((data_dir() / "cramming").glob("sweep-*/sweep.json"))
+    assert folders, "no committed sweep"
+    for head in folders:
+        cfg = cram_sweep.SweepConfig.from_dict(json.loads(head.read_text())["config"])
+        assert cram_sweep.sweep_dir(cfg, data_dir().parent).name == head.parent.name
+    names = {p.parent.name for p in folders}
+    for model in cram_sweep.BOOK_MODELS:
+        assert cram_sweep.sweep_dir(cram_sweep.book_config(model, "full"), data_dir().parent).name in names

@@ -221,12 +221,15 @@ BOOK_MODELS = ("smollm2-135m", "gemma3-270m")  # real models of the chapter (ful
 
 
 def book_config(model: str, profile: str) -> SweepConfig:
-    """The chapter's sweep per profile: tiny in smoke, the issue's full sweep otherwise."""
+    """The chapter's sweep per profile: tiny in smoke; otherwise the CPU protocol of the sweeps
+    committed in ``data/cramming`` (warm curriculum, at most 300 steps per length, patience 100),
+    so that ``make results`` resumes them rather than starting a new configuration."""
     if profile == "smoke":
         return SweepConfig(model=model, kind="random-tokens", ms=(1, 2), n_strings=3, n_max_base=2,
                            n_max_per_m=3, batch_size=3,
                            cram=cramming.CramConfig(max_steps=60, patience=30))
-    return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16)
+    return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16, methods=("grow",),
+                       cram=cramming.CramConfig(max_steps=300, patience=100))
 
 
 def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
