@@ -48,6 +48,27 @@ def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
     assert summary["fit"] is not None and len(summary["n50"]) == 2
 
 
+def test_part_of_a_sweep_runs_in_its_folder_with_another_batch(lm, tmp_path, monkeypatch):
+    calls = []
+    real = cramming.THRESHOLD_METHODS["grow"]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
+                        lambda *a, **k: calls.append((a[3], len(a[2]))) or real(*a, **k))
+    folder = cram_sweep.sweep_dir(CFG, tmp_path)
+    cram_sweep.run_sweep(lm, CFG, folder, only_ms=(2,), batch_size=3)
+    assert calls == [(2, 3)]  # only m = 2, all three strings in one batch of 3
+    assert sorted(p.name for p in folder.glob("m*.json")) == [f"m2-grow-s00{i}.json" for i in range(3)]
+    head = cram_sweep.load_sweep(folder)
+    assert cram_sweep.SweepConfig.from_dict(head["config"]) == CFG  # the sweep is unchanged
+    assert {json.loads(p.read_text())["config"]["batch"] for p in folder.glob("m2*.json")} == {3}
+    calls.clear()
+    cram_sweep.run_sweep(lm, CFG, folder)  # the whole sweep then skips what is done
+    assert calls == [(1, 2), (1, 1)]
+    with pytest.raises(ValueError, match="not part"):
+        cram_sweep.run_sweep(lm, CFG, folder, only_ms=(5,))
+    with pytest.raises(ValueError, match="positive"):
+        cram_sweep.run_sweep(lm, CFG, folder, batch_size=0)
+
+
 def test_find_sweeps_missing_names_make_results(tmp_path):
     with pytest.raises(results.MissingResultError, match="make results"):
         cram_sweep.find_sweeps("smollm2-135m", root=tmp_path)

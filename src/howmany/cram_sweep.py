@@ -69,25 +69,36 @@ def sweep_targets(cfg: SweepConfig, lm) -> np.ndarray:
                                 tokenizer=lm.tokenizer, d_vocab=lm.d_vocab)
 
 
-def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False) -> Path:
+def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only_ms=None,
+              batch_size: int | None = None) -> Path:
     """Run (or resume) a sweep into ``folder``; returns the folder.
 
     Order: method, then batch of strings, then m — so a partial sweep already covers every m.
+    ``only_ms`` restricts this run to some of the sweep's m values and ``batch_size`` crams that
+    many strings at a time instead of ``cfg.batch_size``: the sweep (its config, folder and
+    strings) is unchanged, and each unit file records the batch it ran in. Batches are
+    independent problems, so this changes only the wall time (and how much a kill loses).
 
     Explained in: book/cramming.md
     """
     folder = Path(folder)
+    ms = tuple(cfg.ms if only_ms is None else only_ms)
+    if not set(ms) <= set(cfg.ms):
+        raise ValueError(f"only_ms={ms} is not part of the sweep's m values {cfg.ms}")
+    step = cfg.batch_size if batch_size is None else int(batch_size)
+    if step <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": results.provenance(
         seed=cfg.seed, device=lm.device, dtype=cfg.dtype)})
     tg = sweep_targets(cfg, lm)
-    todo = [(meth, c, m) for meth in cfg.methods for c in range(0, cfg.n_strings, cfg.batch_size)
-            for m in cfg.ms]
+    todo = [(meth, c, m) for meth in cfg.methods for c in range(0, cfg.n_strings, step)
+            for m in ms]
     total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
     done = sum(_unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
                for i in range(cfg.n_strings))
     bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram {cfg.model}")
     for meth, c, m in todo:
-        idx = [i for i in range(c, min(c + cfg.batch_size, cfg.n_strings))
+        idx = [i for i in range(c, min(c + step, cfg.n_strings))
                if not _unit_path(folder, m, meth, i).exists()]
         if not idx:
             continue
@@ -188,7 +199,11 @@ def add_cli(sub) -> None:
     p.add_argument("--layout", default="bos-mem", choices=cramming.LAYOUTS)
     p.add_argument("--max-steps", type=int, default=3000)
     p.add_argument("--patience", type=int, default=500)
-    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--batch", type=int, default=8, help="strings crammed together (part of the config)")
+    p.add_argument("--only-m", type=int, nargs="+", default=None,
+                   help="run only these m values of the sweep (same folder and strings)")
+    p.add_argument("--run-batch", type=int, default=None,
+                   help="cram this many strings at a time in this run (not part of the config)")
     p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
@@ -201,6 +216,10 @@ def _cli(args) -> int:
 
     if min(args.m) <= 0 or args.strings <= 0:
         raise SystemExit("--m values and --strings must be positive")
+    if args.only_m and not set(args.only_m) <= set(args.m):
+        raise SystemExit(f"--only-m {args.only_m} must be among --m {args.m}")
+    if args.run_batch is not None and args.run_batch <= 0:
+        raise SystemExit("--run-batch must be positive")
     cram_cfg = cramming.CramConfig(max_steps=args.max_steps, patience=args.patience,
                                    layout=args.layout)
     cfg = SweepConfig(model=args.model, dtype=args.dtype, kind=args.kind, ms=tuple(args.m),
@@ -210,7 +229,7 @@ def _cli(args) -> int:
     lm = models.load(args.model, dtype=args.dtype, device=args.device)
     folder = sweep_dir(cfg, results.store_root(args.profile, heavy=True))
     print(f"sweep folder: {folder}", flush=True)
-    run_sweep(lm, cfg, folder, verbose=True)
+    run_sweep(lm, cfg, folder, verbose=True, only_ms=args.only_m, batch_size=args.run_batch)
     summary = summarise(load_sweep(folder))
     print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
                      indent=1))
