@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -74,10 +74,8 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     """Run (or resume) a sweep into ``folder``; returns the folder.
 
     Order: method, then batch of strings, then m — so a partial sweep already covers every m.
-    ``only_ms`` restricts this run to some of the sweep's m values and ``batch_size`` crams that
-    many strings at a time instead of ``cfg.batch_size``: the sweep (its config, folder and
-    strings) is unchanged, and each unit file records the batch it ran in. Batches are
-    independent problems, so this changes only the wall time (and how much a kill loses).
+    ``only_ms`` (some of ``cfg.ms``) and ``batch_size`` (instead of ``cfg.batch_size``) change
+    only what this run does: config, folder and strings stay; each unit records its batch.
 
     Explained in: book/cramming.md
     """
@@ -179,11 +177,6 @@ def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None
             f"or `python -m howmany cram {model} --m 1 2 3 4 --strings 16` (hours on a CPU), "
             "or run this chapter with PROFILE='smoke'")
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
-
-
-def with_cram(cfg: SweepConfig, **changes) -> SweepConfig:
-    """A copy of ``cfg`` whose cramming protocol has ``changes`` applied."""
-    return replace(cfg, cram=replace(cfg.cram, **changes))
 
 
 def add_cli(sub) -> None:
