@@ -58,7 +58,8 @@ def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measure
     if fit:
         xs = np.linspace(0, m.max() + 0.5, 20)
         ax.plot(xs, fit["slope"] * xs + fit["intercept"], color=bars[0].get_color(), linewidth=1,
-                label=f"OLS slope {fit['slope']:.2f}, R² = {fit['r2']:.3f}")
+                label=f"OLS slope {fit['slope']:.2f}"
+                + (f", R² = {fit['r2']:.3f}" if len(m) >= 3 else " (two points, no R²)"))
     if bound_slope is not None:
         xs = np.linspace(0, m.max() + 0.5, 20)
         ax.plot(xs, bound_slope * xs, label=f"bound C m (C = {bound_slope:.0f})", **BOUND_STYLE)
