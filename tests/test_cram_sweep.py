@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from howmany import cram_scaling, cram_sweep, cramming, results, targets
+from howmany import cram_scaling, cram_store, cram_sweep, cramming, results, targets
 from howmany.utils import data_dir
 
 CFG = cram_sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
@@ -71,7 +71,7 @@ def test_part_of_a_sweep_runs_in_its_folder_with_another_batch(lm, tmp_path, mon
 
 def test_find_sweeps_missing_names_make_results(tmp_path):
     with pytest.raises(results.MissingResultError, match="make results"):
-        cram_sweep.find_sweeps("smollm2-135m", root=tmp_path)
+        cram_store.find_sweeps("smollm2-135m", root=tmp_path)
 
 
 def test_config_round_trip():
@@ -109,11 +109,11 @@ def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, m
     folder = cram_sweep.sweep_dir(cfg, tmp_path)
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
     with pytest.raises(results.MissingResultError, match="no finished string"):
-        cram_sweep.book_sweeps("default")
+        cram_store.book_sweeps("default")
     unit = {"config": {"m": 1, "method": "grow", "string": 0}, "provenance": {"wall_time_s": 1.0},
             "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}}
     results.atomic_write_json(folder / "m1-grow-s000.json", unit)
-    sweeps = cram_sweep.book_sweeps("default")
+    sweeps = cram_store.book_sweeps("default")
     summary = cram_sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
     assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None
 
@@ -127,5 +127,34 @@ def test_committed_sweeps_match_their_folder_and_make_results_resumes_them():
         cfg = cram_sweep.SweepConfig.from_dict(json.loads(head.read_text())["config"])
         assert cram_sweep.sweep_dir(cfg, data_dir().parent).name == head.parent.name
     names = {p.parent.name for p in folders}
-    for model in cram_sweep.BOOK_MODELS:
-        assert cram_sweep.sweep_dir(cram_sweep.book_config(model, "full"), data_dir().parent).name in names
+    for model in cram_store.BOOK_MODELS:
+        assert cram_sweep.sweep_dir(cram_store.book_config(model, "full"), data_dir().parent).name in names
+
+
+def _fake_sweep(folder, ms, kind="random-words", max_steps=300, rows=()):
+    cfg = cram_sweep.SweepConfig(model="smollm2-135m", kind=kind, ms=ms, n_strings=2,
+                                 cram=cramming.CramConfig(max_steps=max_steps))
+    units = {}
+    for m, i, thr, tokens in rows:
+        units.setdefault(m, []).append({"string": i, "threshold": thr, "target": tokens,
+                                        "status": "ok", "censored": False})
+    return {"config": results.to_jsonable(cfg), "provenance": {}, "units": {"grow": units},
+            "folder": str(folder)}
+
+
+def test_merge_joins_an_extension_and_refuses_other_strings_or_protocols():
+    base = _fake_sweep("a", [1, 2], rows=[(1, 0, 5, [7, 8]), (2, 0, 9, [7, 8, 9]), (1, 1, 4, [3, 4])])
+    ext = _fake_sweep("b", [1, 2, 3], rows=[(3, 0, 12, [7, 8, 9, 10]), (1, 0, 99, [7, 8])])
+    other = _fake_sweep("c", [1], max_steps=50, rows=[(1, 0, 1, [1, 2])])
+    merged = cram_store.merge_sweeps([base, ext, other])
+    assert merged["folders"] == ["a", "b"] and merged["skipped"] == ["c"]
+    assert merged["config"]["ms"] == [1, 2, 3]
+    assert [r["threshold"] for r in merged["units"]["grow"][1]] == [5, 4]  # base wins on overlap
+    assert [r["threshold"] for r in merged["units"]["grow"][3]] == [12]
+    summary = cram_sweep.summarise(merged, n_boot=10)
+    assert {r["m"] for r in summary["n50"]} == {1, 2, 3}
+    clash = _fake_sweep("d", [3], rows=[(3, 1, 2, [3, 5, 6])])  # string 1 starts 3, 4 in `base`
+    with pytest.raises(ValueError, match="string 1 has different tokens"):
+        cram_store.merge_sweeps([base, clash])
+    with pytest.raises(ValueError, match="at least one"):
+        cram_store.merge_sweeps([])

@@ -159,26 +159,6 @@ def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed
             "n_strings": sweep["config"]["n_strings"]}
 
 
-def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None) -> list[Path]:
-    """Sweep folders of ``model`` in ``data/cramming`` (or ``root``), newest first.
-
-    Raises:
-        results.MissingResultError: none exists (naming the command that makes one).
-
-    Explained in: book/cramming.md
-    """
-    from .utils import data_dir
-
-    base = Path(root) if root is not None else data_dir()
-    found = [p.parent for p in (base / "cramming").glob(f"sweep-{model}-{kind or '*'}-*/sweep.json")]
-    if not found:
-        raise results.MissingResultError(
-            f"no cramming sweep for {model!r} in {base / 'cramming'}; compute it with `make results` "
-            f"or `python -m howmany cram {model} --m 1 2 3 4 --strings 16` (hours on a CPU), "
-            "or run this chapter with PROFILE='smoke'")
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
-
-
 def add_cli(sub) -> None:
     """Register ``python -m howmany cram MODEL --m 1 2 3 4 --strings 20 --kind random-words``."""
     p = sub.add_parser("cram", help="resumable cramming sweep into the results store")
@@ -227,78 +207,3 @@ def _cli(args) -> int:
     print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
                      indent=1))
     return 0
-
-
-BOOK_MODELS = ("smollm2-135m", "gemma3-270m")  # real models of the chapter (full profile)
-
-
-def book_config(model: str, profile: str) -> SweepConfig:
-    """The chapter's sweep per profile: tiny in smoke; otherwise the CPU protocol of the sweeps
-    committed in ``data/cramming`` (warm curriculum, at most 300 steps per length, patience 100),
-    so that ``make results`` resumes them rather than starting a new configuration."""
-    if profile == "smoke":
-        return SweepConfig(model=model, kind="random-tokens", ms=(1, 2), n_strings=3, n_max_base=2,
-                           n_max_per_m=3, batch_size=3,
-                           cram=cramming.CramConfig(max_steps=60, patience=30))
-    return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16, methods=("grow",),
-                       cram=cramming.CramConfig(max_steps=300, patience=100))
-
-
-def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
-    """``{model: load_sweep(...)}`` for the chapter.
-
-    smoke: a tiny LeCun-initialised model, computed into the temporary store; full: runs (or
-    resumes) the real-model sweeps into ``data/cramming``; default: reads every sweep found in
-    ``data/cramming`` — for each model the folder with the most finished strings — and raises
-    ``MissingResultError`` only when no model has one.
-
-    Explained in: book/cramming.md
-    """
-    from . import models
-    from .cram_scaling import tiny_lm
-
-    if profile == "smoke":
-        cfg = book_config("tiny-llama-d32-v64-lecun", profile)
-        folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
-        return {cfg.model: load_sweep(run_sweep(tiny_lm(d_model=32, d_vocab=64), cfg, folder))}
-    if profile == "full":
-        out = {}
-        for name in BOOK_MODELS:
-            cfg = book_config(name, profile)
-            folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
-            out[name] = load_sweep(run_sweep(models.load(name), cfg, folder, verbose=verbose))
-        return out
-    out, errors = {}, []
-    for name in BOOK_MODELS:
-        try:
-            folders = find_sweeps(name)
-        except results.MissingResultError as err:
-            errors.append(str(err))
-            continue
-        size = lambda s: sum(len(v) for u in s["units"].values() for v in u.values())  # noqa: E731
-        best = max((load_sweep(f) for f in folders), key=size)
-        if size(best) == 0:
-            errors.append(f"the sweep {best['folder']} has no finished string yet")
-            continue
-        out[name] = best
-    if not out:
-        raise results.MissingResultError(" | ".join(errors))
-    return out
-
-
-def stored_bounds(model: str, fmt: str = "fp16") -> dict:
-    """Slope bounds C_ball/C_box of ``model`` from the geometry chapter's results in ``data/``.
-
-    Returns ``{"absolute": {...}, "relative": {...}}`` rows of ``geometry.bound_table`` for the
-    number format ``fmt`` (the paper uses fp16), or ``{}`` when no geometry result is stored.
-
-    Explained in: book/cramming.md
-    """
-    from .utils import data_dir
-
-    files = sorted((data_dir() / "geometry").glob(f"geometry-{model}-*.json"),
-                   key=lambda p: p.stat().st_mtime)
-    if not files:
-        return {}
-    table = json.loads(files[-1].read_text())["result"]["table"]
-    return {row["convention"]: row for row in table if row["format"] == fmt}

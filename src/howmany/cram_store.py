@@ -1,0 +1,180 @@
+"""The stored cramming sweeps the book reads: find them, merge compatible ones, pick the book's.
+
+``howmany.cram_sweep`` runs a sweep into one folder per configuration. A sweep extended later to
+a new prompt length (say ``m = 5`` after ``m = 1..4``) lives in its own folder, because its
+configuration (and so its hash) differs; ``merge_sweeps`` joins such folders back into one sweep
+when they share the model, the targets and the cramming protocol, after checking that every string
+has the same tokens in all of them.
+
+Explained in: book/cramming.md
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import cramming, results
+from .cram_sweep import SweepConfig, load_sweep, run_sweep, sweep_dir
+
+# Config keys that may differ between sweeps merged into one (what they ran, not how).
+MERGE_FREE = ("ms", "n_strings", "batch_size")
+
+
+def _protocol(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in MERGE_FREE}
+
+
+def merge_sweeps(sweeps: list[dict]) -> dict:
+    """Join sweeps of the same model, targets and protocol into one (first one wins on overlaps).
+
+    The first sweep is the base. Every other sweep whose configuration differs from the base in
+    anything but ``MERGE_FREE`` (for example another target kind or step budget) is left out and
+    named in ``"skipped"``. A (method, m, string) unit present in several sweeps is taken from
+    the earliest. The result has the shape of ``load_sweep`` with ``ms`` and ``n_strings`` widened
+    and ``"folders"`` listing the folders it draws on.
+
+    Raises:
+        ValueError: no sweep given, or one string index carries different tokens in two sweeps
+            (then the sweeps were not made from the same strings and must not be merged).
+
+    Explained in: book/cramming.md
+    """
+    if not sweeps:
+        raise ValueError("merge_sweeps needs at least one sweep")
+    base = sweeps[0]
+    units = {meth: {m: list(rows) for m, rows in by_m.items()} for meth, by_m in base["units"].items()}
+    config, used, skipped = dict(base["config"]), [base["folder"]], []
+    for other in sweeps[1:]:
+        if _protocol(other["config"]) != _protocol(config):
+            skipped.append(other["folder"])
+            continue
+        used.append(other["folder"])
+        config["ms"] = sorted(set(config["ms"]) | set(other["config"]["ms"]))
+        config["n_strings"] = max(config["n_strings"], other["config"]["n_strings"])
+        for meth, by_m in other["units"].items():
+            for m, rows in by_m.items():
+                have = units.setdefault(meth, {}).setdefault(m, [])
+                seen = {r["string"] for r in have}
+                have += [r for r in rows if r["string"] not in seen]
+    _check_same_strings(units)
+    for by_m in units.values():
+        for rows in by_m.values():
+            rows.sort(key=lambda r: r["string"])
+    return {"config": config, "provenance": base["provenance"], "units": dict(sorted(units.items())),
+            "folder": base["folder"], "folders": used, "skipped": skipped}
+
+
+def _check_same_strings(units: dict) -> None:
+    """Every string index must have one token sequence (prefixes of one another) in all units."""
+    longest: dict = {}
+    for by_m in units.values():
+        for rows in by_m.values():
+            for r in rows:
+                t = np.asarray(r.get("target", []))
+                ref = longest.get(r["string"], t)
+                k = min(len(t), len(ref))
+                if not np.array_equal(t[:k], ref[:k]):
+                    raise ValueError(f"string {r['string']} has different tokens in the sweeps "
+                                     "being merged; they were not made from the same strings")
+                longest[r["string"]] = t if len(t) > len(ref) else ref
+
+
+def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None) -> list[Path]:
+    """Sweep folders of ``model`` in ``data/cramming`` (or ``root``), newest first.
+
+    Raises:
+        results.MissingResultError: none exists (naming the command that makes one).
+
+    Explained in: book/cramming.md
+    """
+    from .utils import data_dir
+
+    base = Path(root) if root is not None else data_dir()
+    found = [p.parent for p in (base / "cramming").glob(f"sweep-{model}-{kind or '*'}-*/sweep.json")]
+    if not found:
+        raise results.MissingResultError(
+            f"no cramming sweep for {model!r} in {base / 'cramming'}; compute it with `make results` "
+            f"or `python -m howmany cram {model} --m 1 2 3 4 --strings 16` (hours on a CPU), "
+            "or run this chapter with PROFILE='smoke'")
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+
+BOOK_MODELS = ("smollm2-135m", "gemma3-270m")  # real models of the chapter (full profile)
+
+
+def book_config(model: str, profile: str) -> SweepConfig:
+    """The chapter's sweep per profile: tiny in smoke; otherwise the CPU protocol of the sweeps
+    committed in ``data/cramming`` (warm curriculum, at most 300 steps per length, patience 100),
+    so that ``make results`` resumes them rather than starting a new configuration."""
+    if profile == "smoke":
+        return SweepConfig(model=model, kind="random-tokens", ms=(1, 2), n_strings=3, n_max_base=2,
+                           n_max_per_m=3, batch_size=3,
+                           cram=cramming.CramConfig(max_steps=60, patience=30))
+    return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16, methods=("grow",),
+                       cram=cramming.CramConfig(max_steps=300, patience=100))
+
+
+def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
+    """``{model: load_sweep(...)}`` for the chapter.
+
+    smoke: a tiny LeCun-initialised model, computed into the temporary store; full: runs (or
+    resumes) the real-model sweeps into ``data/cramming``; default: reads every sweep found in
+    ``data/cramming`` — for each model the folder with the most finished strings, merged with the
+    compatible ones (``merge_sweeps``: same targets and protocol, other m values) — and raises
+    ``MissingResultError`` only when no model has one.
+
+    Explained in: book/cramming.md
+    """
+    from . import models
+    from .cram_scaling import tiny_lm
+
+    if profile == "smoke":
+        cfg = book_config("tiny-llama-d32-v64-lecun", profile)
+        folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
+        return {cfg.model: load_sweep(run_sweep(tiny_lm(d_model=32, d_vocab=64), cfg, folder))}
+    if profile == "full":
+        out = {}
+        for name in BOOK_MODELS:
+            cfg = book_config(name, profile)
+            folder = sweep_dir(cfg, results.store_root(profile, heavy=True))
+            out[name] = load_sweep(run_sweep(models.load(name), cfg, folder, verbose=verbose))
+        return out
+    out, errors = {}, []
+    for name in BOOK_MODELS:
+        try:
+            folders = find_sweeps(name)
+        except results.MissingResultError as err:
+            errors.append(str(err))
+            continue
+        size = lambda s: sum(len(v) for u in s["units"].values() for v in u.values())  # noqa: E731
+        found = sorted((load_sweep(f) for f in folders), key=size, reverse=True)
+        best = merge_sweeps(found)  # the largest sweep, with compatible extensions (e.g. m = 5)
+        if size(best) == 0:
+            errors.append(f"the sweep {best['folder']} has no finished string yet")
+            continue
+        out[name] = best
+    if not out:
+        raise results.MissingResultError(" | ".join(errors))
+    return out
+
+
+def stored_bounds(model: str, fmt: str = "fp16") -> dict:
+    """Slope bounds C_ball/C_box of ``model`` from the geometry chapter's results in ``data/``.
+
+    Returns ``{"absolute": {...}, "relative": {...}}`` rows of ``geometry.bound_table`` for the
+    number format ``fmt`` (the paper uses fp16), or ``{}`` when no geometry result is stored.
+
+    Explained in: book/cramming.md
+    """
+    from .utils import data_dir
+
+    files = sorted((data_dir() / "geometry").glob(f"geometry-{model}-*.json"),
+                   key=lambda p: p.stat().st_mtime)
+    if not files:
+        return {}
+    table = json.loads(files[-1].read_text())["result"]["table"]
+    return {row["convention"]: row for row in table if row["format"] == fmt}
