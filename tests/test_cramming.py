@@ -59,7 +59,9 @@ def test_no_free_token_first_target_predicted_from_prompt(lm):
     assert emb.shape[1] == 1 + 2 + 2  # BOS, 2 prompt vectors, t1, t2 (t3 never fed)
     full = lm.model(inputs_embeds=emb).logits
     kept = lm.model(inputs_embeds=emb, logits_to_keep=3).logits
-    assert torch.allclose(full[:, 2:], kept)  # position 2 = last prompt vector predicts t1
+    # position 2 = last prompt vector predicts t1 (a shifted slice would differ by O(1), not by
+    # the 1e-4 that another matmul blocking of the sliced lm_head can give)
+    assert torch.allclose(full[:, 2:], kept, rtol=1e-4, atol=1e-3)
     gen = cramming.greedy_generate(lm.model, lm.bos_id, "bos-mem", x, 1)
     assert gen[0, 0] == full[0, 2].argmax()
 
