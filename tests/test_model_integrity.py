@@ -100,6 +100,7 @@ def test_unknown_names_dtype_and_device_are_refused_before_loading():
 def test_hub_model_revision_reaches_the_sweep_provenance(tmp_path, monkeypatch):
     import transformers
 
+    monkeypatch.setattr(models, "LOADED", {})
     tiny = models.tiny(d_model=16, d_vocab=32, n_layers=1)
     tiny.model.config._commit_hash = "0123abcd" * 5
     tok = type("Tok", (), {"bos_token_id": 0, "eos_token_id": 1, "__len__": lambda self: 32})()
@@ -117,6 +118,7 @@ def test_hub_model_revision_reaches_the_sweep_provenance(tmp_path, monkeypatch):
     assert folder.parent == tmp_path / "cramming"  # the "/" of the hub id is not a folder
     head = cramming.sweep.load_sweep(folder)
     assert head["provenance"]["model_revision"] == "0123abcd" * 5
+    assert head["provenance"]["models_loaded"]["org/some-model"] == "0123abcd" * 5
 
 
 def test_no_pickle_checkpoint_loading_outside_copying(repo_root):

@@ -44,6 +44,9 @@ __all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrity
            "tiny", "cache_dir", "offline_names", "TINY_PATTERN", "MANIFEST"]
 
 MANIFEST = "SHA256SUMS.json"  # in each cached model folder: {file: sha256} of every other file
+# Models loaded in this process: name -> revision (hub commit, or sha256 of the GGUF file); read by
+# ``results.provenance`` so that every stored result names the exact weights it was made with.
+LOADED: dict[str, str | None] = {}
 
 TINY_PATTERN = re.compile(
     r"^tiny-(?P<arch>llama|neox)-d(?P<d>\d+)-v(?P<v>\d+)-l(?P<l>\d+)(?:-h(?P<h>\d+))?(?:-s(?P<s>\d+))?$")
@@ -357,9 +360,12 @@ def load(name: str, *, dtype: str = "float32", device: str = "auto") -> LM:
                                                      local_files_only=True)
         lm = _finish(model, tok, name, dtype, device, "gguf")
         lm.revision = f"sha256:{OFFLINE[name].sha256}"
+        LOADED[name] = lm.revision
         return lm
     if "/" in name and ".." not in name.split("/"):
-        return _load_hub(name, dtype, device)
+        lm = _load_hub(name, dtype, device)
+        LOADED[name] = lm.revision
+        return lm
     raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
                              f"{', '.join(offline_names())}; hub ids like "
                              "'EleutherAI/pythia-160m' need a network.")

@@ -156,6 +156,8 @@ def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
         "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": None if wall_s is None else round(float(wall_s), 3),
         "command": " ".join(sys.argv),
+        # pretrained models loaded in this process, with their hub revision or GGUF sha256
+        "models_loaded": dict(getattr(sys.modules.get("howmany.models"), "LOADED", {})),
     }
 
 

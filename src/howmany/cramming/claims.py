@@ -83,7 +83,8 @@ class Claimer:
     """The claims one run holds in a sweep folder, kept fresh by one heartbeat thread.
 
     ``take(key)`` claims a batch (False when a live process holds it), ``release(key)`` gives it
-    back after its units are written, ``close()`` releases everything left (also after an error).
+    back after its units are written, ``close()`` releases everything left (also after an error)
+    and clears dead claims that killed processes left behind.
 
     Explained in: book/cramming.md
     """
@@ -118,6 +119,9 @@ class Claimer:
             self._thread.join()
         for key in list(self.held):
             self.release(key)
+        for path in (self.folder / ".claims").glob("*.claim"):  # left by killed processes
+            if _dead(path, self.stale_s):
+                path.unlink(missing_ok=True)
         try:
             (self.folder / ".claims").rmdir()  # only when empty: no other process holds a batch
         except OSError:
