@@ -165,8 +165,9 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
             claimer.release(key)
             bar.update(len(idx))
     except BaseException:
-        if fresh and not any(folder.glob("m*-*-s*.json")):  # leave no header-only folder behind
-            shutil.rmtree(folder, ignore_errors=True)
+        claimer.close()
+        if fresh and not any(folder.glob("m*-*-s*.json")) and not any(folder.glob(".claims/*")):
+            shutil.rmtree(folder, ignore_errors=True)  # no header-only folder; nobody else works here
         raise
     finally:
         claimer.close()
