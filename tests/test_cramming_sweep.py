@@ -42,9 +42,13 @@ def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
     cramming.sweep.run_sweep(lm, CFG, folder)
     assert calls == [1, 1]  # only string 2, for m = 1 and m = 2
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
-    summary = cramming.sweep.summarise(cramming.sweep.load_sweep(folder), n_boot=20)
-    assert summary["counts"] == {1: {"done": 3, "nan": 0, "censored": summary["counts"][1]["censored"]},
-                                 2: {"done": 3, "nan": 0, "censored": summary["counts"][2]["censored"]}}
+    sweep = cramming.sweep.load_sweep(folder)
+    summary = cramming.sweep.summarise(sweep, n_boot=20)
+    for m in (1, 2):  # counts recomputed from the unit files, not from the summary itself
+        rows = [json.loads(p.read_text())["result"] for p in sorted(folder.glob(f"m{m}-grow-*.json"))]
+        assert summary["counts"][m] == {"done": 3, "nan": sum(r["status"] == "nan" for r in rows),
+                                        "censored": sum(bool(r["censored"]) for r in rows
+                                                        if r["status"] != "nan")}
     assert summary["fit"] is not None and len(summary["n50"]) == 2
 
 
@@ -110,7 +114,8 @@ def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, m
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
     with pytest.raises(results.MissingResultError, match="no finished string"):
         cramming.store.book_sweeps("default")
-    unit = {"config": {"m": 1, "method": "grow", "string": 0}, "provenance": {"wall_time_s": 1.0},
+    unit = {"config": {"m": 1, "method": "grow", "string": 0, "n_max": cfg.n_max(1)},
+            "provenance": {"wall_time_s": 1.0},
             "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}}
     results.atomic_write_json(folder / "m1-grow-s000.json", unit)
     sweeps = cramming.store.book_sweeps("default")

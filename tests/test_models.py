@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from howmany import models
+from howmany import modelcache, models
 
 
 @pytest.mark.parametrize("arch", ["llama", "neox"])
@@ -58,7 +58,7 @@ def test_failed_fetch_leaves_no_cache_entry(monkeypatch, tmp_path):
         (work / "partial.gguf").write_text("half a file")
         raise RuntimeError("download died")
 
-    monkeypatch.setattr(models, "_fetch_gguf", dies_midway)
+    monkeypatch.setattr(modelcache, "_fetch_gguf", dies_midway)
     with pytest.raises(RuntimeError, match="download died"):
         models.load("broken-model")
     assert list(tmp_path.iterdir()) == []  # neither the entry nor its temporary folder remain

@@ -7,6 +7,10 @@ Commands:
 
 Each experiment module adds its own command here (``geometry``, ``cram``, ``copy``).
 
+Errors: every foreseeable failure (a ``howmany`` error, a bad value, a missing file or model, a
+torch/transformers runtime error) prints one line ``error: <Name>: <what and what to do>`` on
+stderr and exits with status 2; ``--debug`` (anywhere on the line) shows the traceback instead.
+
 Explained in: book/reproducibility.md
 """
 
@@ -35,10 +39,12 @@ def _results(args) -> int:
     from .utils import data_dir
 
     base = data_dir() / args.chapter if args.chapter else data_dir()
+    from .results import ResultError, read_record
+
     for path in sorted(base.rglob("*.json")):
         try:  # result records, sweep headers (config + provenance) and sweep units
-            prov = json.loads(path.read_text()).get("provenance", {})
-        except (json.JSONDecodeError, AttributeError) as err:
+            prov = read_record(path, keys=("provenance",))["provenance"]
+        except ResultError as err:
             print(f"{path.relative_to(data_dir())}  UNREADABLE ({err})")
             continue
         print(f"{path.relative_to(data_dir())}  commit={str(prov.get('git_commit'))[:8]} "
@@ -50,8 +56,8 @@ def _results(args) -> int:
 def _geometry(args) -> int:
     from . import geometry, models
 
+    cfg = geometry.GeometryConfig.for_profile(args.profile)  # checks the profile first
     lm = models.load(args.model, dtype=args.dtype)
-    cfg = geometry.GeometryConfig.for_profile(args.profile)
     rep = geometry.measure(lm, cfg, verbose=True)
     g = rep["all"]
     print(f"{lm.name}: d = {lm.d_model}, |V| = {lm.d_vocab}, states = {g['n']} "
@@ -68,6 +74,7 @@ def _geometry(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     ap = argparse.ArgumentParser(prog="python -m howmany", description=__doc__.splitlines()[0])
+    ap.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device and folders").set_defaults(func=_info)
     p = sub.add_parser("results", help="list stored results in data/")
@@ -89,12 +96,41 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m howmany`` and the ``howmany`` script."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "book":  # the pipeline has its own parser
-        from . import bookbuild
+# Failures a user can cause and fix (bad value, missing file/model/network, damaged store, device);
+# anything else (TypeError, AttributeError, ...) is a bug and keeps its traceback.
+FORESEEABLE = (ValueError, LookupError, OSError, RuntimeError, ImportError)
 
-        return bookbuild.main(argv[1:])
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+
+def one_line(err: BaseException) -> str:
+    """``Name: first line of the message`` (the whole line: paths and URLs are never cut)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[0] if lines else repr(err)}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m howmany`` and the ``howmany`` script.
+
+    Returns 0 on success and 2 (after one ``error: ...`` line on stderr) on a foreseeable error.
+
+    Explained in: book/reproducibility.md
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        if argv and argv[0] == "book":  # the pipeline has its own parser
+            from . import bookbuild
+
+            return bookbuild.main(argv[1:])
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except FORESEEABLE as err:
+        if debug:
+            raise
+        print(f"error: {one_line(err)}  (--debug shows the traceback)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("error: interrupted (a sweep resumes where it stopped)", file=sys.stderr)
+        return 130

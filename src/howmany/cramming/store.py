@@ -11,12 +11,11 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from .. import results
+from .. import results, safepaths
 from .engine import CramConfig
 from .sweep import SweepConfig, load_sweep, run_sweep, sweep_dir
 
@@ -94,7 +93,9 @@ def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None
     from ..utils import data_dir
 
     base = Path(root) if root is not None else data_dir()
-    found = [p.parent for p in (base / "cramming").glob(f"sweep-{model}-{kind or '*'}-*/sweep.json")]
+    pattern = f"sweep-{safepaths.component(model)}-{safepaths.component(kind) if kind else '*'}-*"
+    # every folder, with or without its header: load_sweep names a folder that lost sweep.json
+    found = [p for p in (base / "cramming").glob(pattern) if p.is_dir()]
     if not found:
         raise results.MissingResultError(
             f"no cramming sweep for {model!r} in {base / 'cramming'}; compute it with `make results` "
@@ -177,5 +178,8 @@ def stored_bounds(model: str, fmt: str = "fp16") -> dict:
                    key=lambda p: p.stat().st_mtime)
     if not files:
         return {}
-    table = json.loads(files[-1].read_text())["result"]["table"]
+    rec = results.load(files[-1])
+    table = rec.result.get("table") if isinstance(rec.result, dict) else None
+    if not isinstance(table, list):
+        raise results.CorruptResultError(f"{files[-1]} has no bound table; {results.HOW}")
     return {row["convention"]: row for row in table if row["format"] == fmt}

@@ -13,6 +13,8 @@ Explained in: book/cramming.md
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -20,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .. import results
-from . import accessibility, recipes, targets
+from .. import checks, profiles, results, safepaths
+from . import accessibility, claims, recipes, targets
 from .engine import LAYOUTS, CramConfig
 from .thresholds import THRESHOLD_METHODS
 
@@ -51,6 +53,13 @@ class SweepConfig:
         if unknown := set(self.methods) - set(THRESHOLD_METHODS):
             raise ValueError(f"unknown threshold method(s) {sorted(unknown)}: choose from "
                              f"{', '.join(THRESHOLD_METHODS)}")
+        checks.dtype(self.dtype)
+        checks.seed(self.seed)
+        if self.n_max_base < 0 or self.n_max_per_m < 0 or self.n_max(min(self.ms)) < 1:
+            raise ValueError(f"n_max = n_max_base + n_max_per_m·m must be >= 1 with both parts >= 0, "
+                             f"got {self.n_max_base} + {self.n_max_per_m}·m")
+        if self.grid_step < 1:
+            raise ValueError(f"grid_step must be >= 1, got {self.grid_step}")
 
     @classmethod
     def for_recipe(cls, model: str, recipe, **kw) -> SweepConfig:
@@ -84,7 +93,8 @@ class SweepConfig:
 
 def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
     """Folder of a sweep inside a results store root (named by model, kind and config hash)."""
-    return Path(root) / "cramming" / f"sweep-{cfg.model}-{cfg.kind}-{results.config_key(cfg)}"
+    name = f"sweep-{safepaths.component(cfg.model)}-{safepaths.component(cfg.kind)}"
+    return safepaths.inside(Path(root), "cramming", f"{name}-{results.config_key(cfg)}")
 
 
 def _unit_path(folder: Path, m: int, method: str, i: int) -> Path:
@@ -98,12 +108,16 @@ def sweep_targets(cfg: SweepConfig, lm) -> np.ndarray:
 
 
 def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only_ms=None,
-              batch_size: int | None = None) -> Path:
+              batch_size: int | None = None, claim_stale_s: float = claims.STALE_S) -> Path:
     """Run (or resume) a sweep into ``folder``; returns the folder.
 
     Order: method, then batch of strings, then m — so a partial sweep already covers every m.
     ``only_ms`` (some of ``cfg.ms``) and ``batch_size`` (instead of ``cfg.batch_size``) change
     only what this run does: config, folder and strings stay; each unit records its batch.
+    Each batch is claimed first (``cramming.claims``), so processes sharing the folder split the
+    work; a batch another live process holds is skipped (``claim_stale_s``: when a claim is dead).
+    A sweep configuration that does not fit the model's context is refused before anything is
+    written, and a run that fails before its first unit leaves no folder behind.
 
     Explained in: book/cramming.md
     """
@@ -114,35 +128,56 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     step = cfg.batch_size if batch_size is None else int(batch_size)
     if step <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
-    results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": results.provenance(
-        seed=cfg.seed, device=lm.device, dtype=cfg.dtype)})
+    for m in ms:  # before any file is written
+        checks.fits_context(lm.model, m, cfg.n_max(m), extra=int(cfg.cram.layout != "mem"),
+                            what=f"sweep of {cfg.model}: ")
     tg = sweep_targets(cfg, lm)
+    fresh = not folder.exists()
+    prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
+    prov["model_revision"] = getattr(lm, "revision", None)
+    results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": prov})
     todo = [(meth, c, m) for meth in cfg.methods for c in range(0, cfg.n_strings, step)
             for m in ms]
     total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
     done = sum(_unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
                for i in range(cfg.n_strings))
     bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram {cfg.model}")
-    for meth, c, m in todo:
-        idx = [i for i in range(c, min(c + step, cfg.n_strings))
-               if not _unit_path(folder, m, meth, i).exists()]
-        if not idx:
-            continue
-        t0 = time.perf_counter()
-        kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
-        out = THRESHOLD_METHODS[meth](
-            lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
-            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
-        wall = time.perf_counter() - t0
-        for i, r in zip(idx, out):
-            prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype, wall_s=wall)
-            results.atomic_write_json(_unit_path(folder, m, meth, i), {
-                "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
-                           "batch": len(idx)},
-                "result": {**r, "target": tg[i, : cfg.n_max(m)].tolist()}, "provenance": prov})
-        bar.update(len(idx))
-    bar.close()
+    claimer = claims.Claimer(folder, stale_s=claim_stale_s)
+    try:
+        for meth, c, m in todo:
+            key = f"{meth}-m{m}-c{c}-b{step}"
+            if not _todo(folder, m, meth, c, step, cfg) or not claimer.take(key):
+                continue  # done, or another process computes this batch now
+            idx = _todo(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
+            t0 = time.perf_counter()
+            kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
+            out = THRESHOLD_METHODS[meth](
+                lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
+                seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
+            wall = time.perf_counter() - t0
+            for i, r in zip(idx, out):
+                prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype,
+                                          wall_s=wall)
+                results.atomic_write_json(_unit_path(folder, m, meth, i), {
+                    "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
+                               "batch": len(idx)},
+                    "result": {**r, "target": tg[i, : cfg.n_max(m)].tolist()}, "provenance": prov})
+            claimer.release(key)
+            bar.update(len(idx))
+    except BaseException:
+        claimer.close()
+        if fresh and not any(folder.glob("m*-*-s*.json")) and not any(folder.glob(".claims/*")):
+            shutil.rmtree(folder, ignore_errors=True)  # no header-only folder; nobody else works here
+        raise
+    finally:
+        claimer.close()
+        bar.close()
     return folder
+
+
+def _todo(folder: Path, m: int, meth: str, c: int, step: int, cfg: SweepConfig) -> list[int]:
+    return [i for i in range(c, min(c + step, cfg.n_strings))
+            if not _unit_path(folder, m, meth, i).exists()]
 
 
 def load_sweep(folder: Path) -> dict:
@@ -151,15 +186,46 @@ def load_sweep(folder: Path) -> dict:
     Explained in: book/cramming.md
     """
     folder = Path(folder)
-    head = json.loads((folder / "sweep.json").read_text())
+    unit_files = sorted(folder.glob("m*-*-s*.json"))
+    head_path = folder / "sweep.json"
+    if not head_path.is_file():
+        raise results.CorruptResultError(
+            f"{head_path} is missing ({len(unit_files)} unit files without their sweep header): the "
+            "folder cannot be attributed to a configuration; rerun the sweep's `python -m howmany "
+            "cram ...` command (it resumes and rewrites the header) or delete the folder")
+    how = (f"delete it and resume the sweep with `make results` or its `python -m howmany cram` "
+           f"command (folder {folder.name})")
+    head = results.read_record(head_path, keys=("config", "provenance"), how=how)
+    try:
+        cfg = SweepConfig.from_dict(head["config"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise results.CorruptResultError(f"{head_path}: not a sweep configuration ({err}); {how}") \
+            from err
+    if not folder.name.endswith(results.config_key(head["config"])):
+        raise results.ConfigMismatchError(f"{head_path} holds another configuration than its folder "
+                                          f"name says (edited after the fact?); {how}")
     units: dict = {}
-    for path in sorted(folder.glob("m*-*-s*.json")):
-        u = json.loads(path.read_text())
-        c = u["config"]
-        units.setdefault(c["method"], {}).setdefault(int(c["m"]), []).append(
-            {**u["result"], "string": c["string"], "wall_s": u["provenance"].get("wall_time_s")})
+    for path in unit_files:
+        mt = _UNIT_NAME.fullmatch(path.name)
+        if mt is None:
+            raise results.CorruptResultError(f"{path}: not a unit file name; {how}")
+        m, meth, i = int(mt["m"]), mt["method"], int(mt["string"])
+        if m not in cfg.ms or meth not in cfg.methods or i >= cfg.n_strings:
+            raise results.ConfigMismatchError(f"{path}: m={m}, method {meth!r}, string {i} are not "
+                                              f"part of the sweep in {head_path}; {how}")
+        u = results.read_record(path, how=how, expect={"m": m, "method": meth, "string": i,
+                                                       "n_max": cfg.n_max(m)})
+        r = u["result"]
+        if not (isinstance(r, dict) and {"status", "threshold", "censored"} <= set(r)):
+            raise results.CorruptResultError(f"{path}: its result lacks status/threshold/censored; "
+                                             f"{how}")
+        units.setdefault(meth, {}).setdefault(m, []).append(
+            {**r, "string": i, "wall_s": u["provenance"].get("wall_time_s")})
     return {"config": head["config"], "provenance": head["provenance"], "units": units,
             "folder": str(folder)}
+
+
+_UNIT_NAME = re.compile(r"m(?P<m>\d+)-(?P<method>[a-z]+)-s(?P<string>\d+)\.json")
 
 
 def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0) -> dict:
@@ -213,6 +279,8 @@ def add_cli(sub) -> None:
     p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
+    p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
+                   help="seconds after which another process's untouched batch claim counts as dead")
     p.add_argument("--device", default="auto")
     p.set_defaults(func=_cli)
 
@@ -220,12 +288,14 @@ def add_cli(sub) -> None:
 def _cli(args) -> int:
     from .. import models
 
+    profiles.check(args.profile)  # everything is checked before the model loads
     if min(args.m) <= 0 or args.strings <= 0:
-        raise SystemExit("--m values and --strings must be positive")
+        raise ValueError(f"--m values and --strings must be positive, got --m {args.m} "
+                         f"--strings {args.strings}")
     if args.only_m and not set(args.only_m) <= set(args.m):
-        raise SystemExit(f"--only-m {args.only_m} must be among --m {args.m}")
+        raise ValueError(f"--only-m {args.only_m} must be among --m {args.m}")
     if args.run_batch is not None and args.run_batch <= 0:
-        raise SystemExit("--run-batch must be positive")
+        raise ValueError(f"--run-batch must be positive, got {args.run_batch}")
     common = dict(dtype=args.dtype, kind=args.kind, ms=tuple(args.m), n_strings=args.strings,
                   n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
                   seed=args.seed)
@@ -236,10 +306,12 @@ def _cli(args) -> int:
     else:
         cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
         cfg = SweepConfig(model=args.model, methods=tuple(args.methods), cram=cram_cfg, **common)
-    lm = models.load(args.model, dtype=args.dtype, device=args.device)
+    device = checks.device(args.device)
     folder = sweep_dir(cfg, results.store_root(args.profile, heavy=True))
+    lm = models.load(args.model, dtype=args.dtype, device=device)
     print(f"sweep folder: {folder}", flush=True)
-    run_sweep(lm, cfg, folder, verbose=True, only_ms=args.only_m, batch_size=args.run_batch)
+    run_sweep(lm, cfg, folder, verbose=True, only_ms=args.only_m, batch_size=args.run_batch,
+              claim_stale_s=args.claim_stale)
     summary = summarise(load_sweep(folder))
     print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
                      indent=1))
