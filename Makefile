@@ -15,7 +15,7 @@ QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv .venv
-	$(PY) -m pip install -q "$(TORCH_SPEC)" $(TORCH_PIP_ARGS) $(QUIET) && $(PY) -m pip install -q -e ".[book,dev]" $(QUIET) && touch $@
+	$(PY) -m pip install -q "$(TORCH_SPEC)" $(TORCH_PIP_ARGS) $(QUIET) && $(PY) -m pip install -q -e ".[book,dev,distributed]" $(QUIET) && touch $@
 
 book: install  ## execute every chapter (PROFILE=default) and build the HTML strictly
 	$(PY) -m howmany book build --profile $(PROFILE)

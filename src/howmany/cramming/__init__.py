@@ -9,7 +9,8 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 * ``accessibility``: A(n), n50 with bootstrap CIs and the slope of n50 against m;
 * ``sweep``: resumable sweeps over m into the results store, and their summaries;
 * ``store``: the stored sweeps the book reads (find, merge, bounds);
-* ``scaling``: the slope against d and |V| on tiny random transformers.
+* ``scaling``: the slope against d and |V| on tiny random transformers;
+* ``cluster``: the same sweeps on a Ray cluster (optional extra ``distributed``).
 
 ``from howmany import cramming`` gives the engine's names directly (``cramming.cram``,
 ``cramming.CramConfig``) and every part as ``cramming.<module>``.
@@ -18,13 +19,14 @@ Explained in: book/cramming.md
 """
 
 from . import accessibility, engine, targets, thresholds  # noqa: I001  (order: no cycles)
-from . import recipes, sweep, store, scaling, budget
+from . import recipes, sweep, store, scaling, budget, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
 __all__ = ["accessibility", "engine", "targets", "thresholds", "recipes", "sweep", "store",
-           "scaling", "budget", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
+           "scaling", "budget", "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std",
+           "greedy_generate",
            "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
            "thresholds_bisect", "thresholds_grid", "thresholds_grow"]

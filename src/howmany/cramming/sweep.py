@@ -123,11 +123,8 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     """
     folder = Path(folder)
     ms = tuple(cfg.ms if only_ms is None else only_ms)
-    if not set(ms) <= set(cfg.ms):
-        raise ValueError(f"only_ms={ms} is not part of the sweep's m values {cfg.ms}")
     step = cfg.batch_size if batch_size is None else int(batch_size)
-    if step <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    todo = plan_units(cfg, folder, only_ms=only_ms, batch_size=batch_size)
     for m in ms:  # before any file is written
         checks.fits_context(lm.model, m, cfg.n_max(m), extra=int(cfg.cram.layout != "mem"),
                             what=f"sweep of {cfg.model}: ")
@@ -136,32 +133,21 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
     prov["model_revision"] = getattr(lm, "revision", None)
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": prov})
-    todo = [(meth, c, m) for meth in cfg.methods for c in range(0, cfg.n_strings, step)
-            for m in ms]
     total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
     done = sum(_unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
                for i in range(cfg.n_strings))
     bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram {cfg.model}")
     claimer = claims.Claimer(folder, stale_s=claim_stale_s)
     try:
-        for meth, c, m in todo:
+        for meth, m, idx in todo:
+            c = idx[0] - idx[0] % step
             key = f"{meth}-m{m}-c{c}-b{step}"
-            if not _todo(folder, m, meth, c, step, cfg) or not claimer.take(key):
-                continue  # done, or another process computes this batch now
+            if not claimer.take(key):
+                continue  # another process computes this batch now
             idx = _todo(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
-            t0 = time.perf_counter()
-            kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
-            out = THRESHOLD_METHODS[meth](
-                lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
-                seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
-            wall = time.perf_counter() - t0
-            for i, r in zip(idx, out):
-                prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype,
-                                          wall_s=wall)
-                results.atomic_write_json(_unit_path(folder, m, meth, i), {
-                    "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
-                               "batch": len(idx)},
-                    "result": {**r, "target": tg[i, : cfg.n_max(m)].tolist()}, "provenance": prov})
+            if idx:
+                rows, wall = compute_unit(lm, cfg, (meth, m, idx), tg, verbose=verbose)
+                write_unit(folder, cfg, (meth, m, idx), rows, device=lm.device, wall_s=wall)
             claimer.release(key)
             bar.update(len(idx))
     except BaseException:
@@ -173,6 +159,61 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
         claimer.close()
         bar.close()
     return folder
+
+
+def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int | None = None):
+    """The sweep's pending units ``(method, m, strings)`` in run order (an iterator, lazy).
+
+    Order: method, then batch of strings, then m — so a partial sweep already covers every m.
+    A unit is one batch of strings at one m; its finished strings are left out as the
+    iteration reaches it. ``run_sweep`` and the Ray backend (``cramming.cluster``) both follow it.
+
+    Explained in: book/cramming.md
+    """
+    folder = Path(folder)
+    ms = tuple(cfg.ms if only_ms is None else only_ms)
+    if not set(ms) <= set(cfg.ms):
+        raise ValueError(f"only_ms={ms} is not part of the sweep's m values {cfg.ms}")
+    step = cfg.batch_size if batch_size is None else int(batch_size)
+    if step <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
+               for c in range(0, cfg.n_strings, step) for m in ms]
+
+    def pending():  # a file written after planning (a resumed or parallel run) is still skipped
+        for meth, m, strings in batches:
+            if idx := [i for i in strings if not _unit_path(folder, m, meth, i).exists()]:
+                yield meth, m, idx
+
+    return pending()
+
+
+def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = False):
+    """Cram one unit ``(method, m, strings)`` on a loaded LM; returns (result rows, wall s).
+
+    Seeds depend only on the sweep seed, m and the string, so any worker gets the same rows.
+
+    Explained in: book/cramming.md
+    """
+    meth, m, idx = unit
+    t0 = time.perf_counter()
+    kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
+    out = THRESHOLD_METHODS[meth](
+        lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
+        seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
+    rows = [{**r, "target": tg[i, : cfg.n_max(m)].tolist()} for i, r in zip(idx, out)]
+    return rows, time.perf_counter() - t0
+
+
+def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_s: float,
+               extra: dict | None = None) -> None:
+    """Write each string of a finished unit atomically to its own file (``extra``: provenance)."""
+    meth, m, idx = unit
+    for i, r in zip(idx, rows):
+        prov = results.provenance(seed=cfg.seed, device=device, dtype=cfg.dtype, wall_s=wall_s)
+        results.atomic_write_json(_unit_path(folder, m, meth, i), {
+            "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
+                       "batch": len(idx)}, "result": r, "provenance": {**prov, **(extra or {})}})
 
 
 def _todo(folder: Path, m: int, meth: str, c: int, step: int, cfg: SweepConfig) -> list[int]:
@@ -257,10 +298,13 @@ def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed
 def add_cli(sub) -> None:
     """Register ``python -m howmany cram MODEL --m 1 2 3 4 --strings 20 --kind random-words``."""
     p = sub.add_parser("cram", help="resumable cramming sweep into the results store")
-    p.add_argument("model", help="howmany.models.load name, e.g. smollm2-135m or tiny-llama-d32-v64-l2")
+    p.add_argument("model", nargs="?", help="howmany.models.load name, e.g. smollm2-135m or "
+                   "tiny-llama-d32-v64-l2")
+    p.add_argument("--models", nargs="+", default=[], help="several models in one job (same sweep)")
     p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
     p.add_argument("--strings", type=int, default=16, help="strings per m")
-    p.add_argument("--kind", default="random-words", choices=targets.KINDS)
+    p.add_argument("--kind", nargs="+", default=["random-words"], choices=targets.KINDS,
+                   help="target kind(s); several give one sweep per (model, kind)")
     p.add_argument("--recipe", default=None,
                    help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
                         "('book@x2'); sets the method, optimiser and step caps "
@@ -281,13 +325,18 @@ def add_cli(sub) -> None:
     p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
     p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
                    help="seconds after which another process's untouched batch claim counts as dead")
-    p.add_argument("--device", default="auto")
+    p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
+    p.add_argument("--backend", default="inprocess", choices=["inprocess", "ray"],
+                   help="inprocess: one device, models one after another; ray: a Ray cluster")
+    p.add_argument("--address", default=None,
+                   help="ray: 'auto' or HOST:PORT of a running cluster (default: start a local one)")
+    p.add_argument("--workers", type=int, default=0,
+                   help="ray: actors (default one per GPU of the cluster, else one per CPU)")
     p.set_defaults(func=_cli)
 
 
-def _cli(args) -> int:
-    from .. import models
-
+def configs_from_args(args) -> list[SweepConfig]:
+    """The sweeps a ``cram`` command line asks for: one per (model, kind), checked first."""
     profiles.check(args.profile)  # everything is checked before the model loads
     if min(args.m) <= 0 or args.strings <= 0:
         raise ValueError(f"--m values and --strings must be positive, got --m {args.m} "
@@ -296,23 +345,47 @@ def _cli(args) -> int:
         raise ValueError(f"--only-m {args.only_m} must be among --m {args.m}")
     if args.run_batch is not None and args.run_batch <= 0:
         raise ValueError(f"--run-batch must be positive, got {args.run_batch}")
-    common = dict(dtype=args.dtype, kind=args.kind, ms=tuple(args.m), n_strings=args.strings,
+    common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings,
                   n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
                   seed=args.seed)
+    names = ([args.model] if args.model else []) + list(args.models)
+    if not names:
+        raise ValueError("name a model (MODEL or --models A B ...)")
+    jobs = [(name, kind) for name in names for kind in args.kind]
     if args.recipe:
         rec = recipes.get(args.recipe)
         rec = replace(rec, cram=replace(rec.cram, layout=args.layout))
-        cfg = SweepConfig.for_recipe(args.model, rec, **common)
+        return [SweepConfig.for_recipe(name, rec, kind=kind, **common) for name, kind in jobs]
+    cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
+    return [SweepConfig(model=name, kind=kind, methods=tuple(args.methods), cram=cram_cfg,
+                        **common) for name, kind in jobs]
+
+
+def _cli(args) -> int:
+    from .. import models
+
+    cfgs = configs_from_args(args)
+    root = results.store_root(args.profile, heavy=True)
+    folders = [sweep_dir(cfg, root) for cfg in cfgs]
+    print("sweep folders:", *folders, sep="\n  ", flush=True)
+    run = dict(only_ms=args.only_m, batch_size=args.run_batch)
+    if args.backend == "ray":
+        from . import cluster
+
+        try:
+            cluster.import_ray()
+        except ImportError as err:
+            raise SystemExit(str(err)) from None
+        stats = cluster.run_sweeps(list(zip(cfgs, folders)), cluster.ClusterConfig(
+            address=args.address, workers=args.workers), verbose=True, **run)
+        print(json.dumps(stats), flush=True)
     else:
-        cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
-        cfg = SweepConfig(model=args.model, methods=tuple(args.methods), cram=cram_cfg, **common)
-    device = checks.device(args.device)
-    folder = sweep_dir(cfg, results.store_root(args.profile, heavy=True))
-    lm = models.load(args.model, dtype=args.dtype, device=device)
-    print(f"sweep folder: {folder}", flush=True)
-    run_sweep(lm, cfg, folder, verbose=True, only_ms=args.only_m, batch_size=args.run_batch,
-              claim_stale_s=args.claim_stale)
-    summary = summarise(load_sweep(folder))
-    print(json.dumps({"counts": summary["counts"], "n50": summary["n50"], "fit": summary["fit"]},
-                     indent=1))
-    return 0
+        device = checks.device(args.device)
+        for cfg, folder in zip(cfgs, folders):
+            run_sweep(models.load(cfg.model, dtype=args.dtype, device=device), cfg, folder,
+                      verbose=True, claim_stale_s=args.claim_stale, **run)
+    for cfg, folder in zip(cfgs, folders):
+        summary = summarise(load_sweep(folder))
+        print(json.dumps({"model": cfg.model, "kind": cfg.kind, "counts": summary["counts"],
+                          "n50": summary["n50"], "fit": summary["fit"]}, indent=1))
+    return 0 if args.backend != "ray" or not stats["failed"] else 1
