@@ -66,3 +66,31 @@ def test_only_keeps_root_and_named_chapters():
         {"caption": "B", "chapters": [{"file": "book/c"}]}]}
     out = bookbuild._filter_toc(toc, {"book/b"})
     assert out["parts"] == [{"caption": "A", "chapters": [{"file": "book/b"}]}]
+
+
+def test_stderr_goes_to_the_log_not_the_page(tmp_path):
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nimport os, sys, warnings\n"
+            "warnings.warn('a TqdmWarning-like note')\nprint('50it/s]', file=sys.stderr)\n"
+            "print('kept', os.environ['TQDM_DISABLE'])\n```\n")
+    _mini_book(tmp_path, body)
+    done = bookbuild.run_chapters(tmp_path, "smoke", tmp_path / "out", log=lambda *a, **k: None)
+    import nbformat
+
+    nb = nbformat.read(done["book/ch"], as_version=4)
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert outputs and all(o.get("name") != "stderr" for o in outputs)
+    assert "kept 1" in "".join(o.get("text", "") for o in outputs)
+    log = done["book/ch"].with_suffix(".log").read_text()
+    assert "a TqdmWarning-like note" in log and "50it/s]" in log
+
+
+def test_stage_never_auto_includes_a_vendored_mathjax(tmp_path):
+    _mini_book(tmp_path, "# Ch\n")
+    (tmp_path / "_static" / "mathjax").mkdir(parents=True)
+    (tmp_path / "_static" / "mathjax" / "tex-chtml.js").write_text("//")
+    (tmp_path / "_static" / "custom.css").write_text("")
+    bookbuild.stage(tmp_path, tmp_path / "stage", {"book/ch": tmp_path / "book" / "ch.md"},
+                    offline_math=True)
+    assert (tmp_path / "stage" / "_static" / "custom.css").exists()
+    assert not list((tmp_path / "stage").rglob("*.js"))
