@@ -94,3 +94,28 @@ def test_stage_never_auto_includes_a_vendored_mathjax(tmp_path):
                     offline_math=True)
     assert (tmp_path / "stage" / "_static" / "custom.css").exists()
     assert not list((tmp_path / "stage").rglob("*.js"))
+
+
+def test_notebooks_reuse_the_last_build_and_convert_glue(tmp_path):
+    import os
+
+    import nbformat
+
+    from howmany import colab
+
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nfrom howmany import utils\nutils.glue('x', 2 / 3)\n```\n\n"
+            "Two thirds: {glue:text}`x:.2f`.\n")
+    _mini_book(tmp_path, body)
+    build = tmp_path / "_build"
+    bookbuild.run_chapters(tmp_path, "smoke", build / "executed", log=lambda *a, **k: None)
+    logs = []
+    out = colab.write_notebooks(tmp_path, tmp_path / "nb", "smoke", build_dir=build,
+                                commit="c0ffee", log=lambda m, **k: logs.append(m))
+    assert not logs, "the executed notebook of the last build is reused"
+    nb = nbformat.read(out[0], as_version=4)
+    assert "Two thirds: 0.67." in [c.source for c in nb.cells]
+    os.utime(tmp_path / "book" / "ch.md")  # a newer source: executed again
+    colab.write_notebooks(tmp_path, tmp_path / "nb", "smoke", build_dir=build, commit="c0ffee",
+                          log=lambda m, **k: logs.append(m))
+    assert logs and logs[0].startswith("executing")

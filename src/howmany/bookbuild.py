@@ -262,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", default=".", help="book root (holds _config.yml and _toc.yml)")
     ap.add_argument("--out", default=None, help="output folder")
     ap.add_argument("--only", nargs="*", default=None, help="restrict to these chapter stems")
+    ap.add_argument("--build-dir", default=None,
+                    help="notebooks: reuse the executed chapters of this build (default _build)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     out = Path(args.out).resolve() if args.out else None
@@ -279,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from .colab import write_notebooks
 
+            build_dir = Path(args.build_dir).resolve() if args.build_dir else None
             for path in write_notebooks(root, out or root / "notebooks", args.profile,
-                                        only=args.only):
+                                        build_dir=build_dir, only=args.only):
                 print(path)
     except (profiles.ProfileError, ChapterFailed, FileNotFoundError, RuntimeError,
             MystError, ValueError) as err:
