@@ -34,6 +34,13 @@ def test_no_page_shows_build_leftovers(needle):
     assert not bad, f"{needle!r} appears in {bad}"
 
 
+def test_no_page_shows_a_progress_meter():
+    """tqdm's meter, whatever its unit: ``| 3/50 [00:01<00:10, 4.1tok/s]``."""
+    meter = re.compile(r"\d+/\d+ \[\d+:\d\d<")
+    bad = [str(p.relative_to(HTML)) for p in _pages() if meter.search(p.read_text("utf-8"))]
+    assert not bad, f"a progress meter appears in {bad}"
+
+
 def test_mathjax_is_requested_once_per_page():
     for page in _pages():
         html = page.read_text(encoding="utf-8")

@@ -54,7 +54,7 @@ def test_install_cell_pins_the_commit_and_runs_only_on_colab():
 
 def test_convert_replaces_the_chapter_installer_and_captions_figures(info, repo_root):
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell('if "google.colab" in sys.modules:\n    pass',
+        nbformat.v4.new_code_cell('if "google.colab" in sys.modules:\n    %pip install -q x',
                                   metadata={"tags": ["remove-cell"]}),
         nbformat.v4.new_markdown_cell("See {numref}`fig-cramming-scaling`."),
         nbformat.v4.new_code_cell("x = 1", metadata={"mystnb": {"figure": {
@@ -62,13 +62,15 @@ def test_convert_replaces_the_chapter_installer_and_captions_figures(info, repo_
             outputs=[nbformat.v4.new_output("stream", name="stderr", text="50it/s]")]),
         nbformat.v4.new_code_cell("PROFILE = 'smoke'",
                                   metadata={"tags": ["injected-parameters", "remove-cell"]}),
+        nbformat.v4.new_code_cell('TEXT = "long" if "google.colab" in sys.modules else "short"'),
     ])
     out = colab.convert(nb, docname="book/cramming", info=info, commit="c0ffee", root=repo_root)
     n = info.targets["fig-cramming-scaling"].number
     sources = [c.source for c in out.cells]
-    assert "git+https://github.com/" in sources[0] and sum("google.colab" in s for s in sources) == 1
+    assert "git+https://github.com/" in sources[0] and sum("pip install" in s for s in sources) == 1
     assert sources[1] == f"See Figure {n}."
     assert sources[3] == f"**Figure {n}.** Slope (Meyer et al., 2026)."
     assert out.cells[2].outputs == [] and "PROFILE = 'smoke'" not in sources
     assert sources[-1].startswith("## References")
+    assert sources[4] == 'TEXT = "long" if "google.colab" in sys.modules else "short"'
     assert out.metadata["accelerator"] == "GPU" and out.metadata["colab"]["gpuType"] == "T4"

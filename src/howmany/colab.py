@@ -23,6 +23,7 @@ from . import myst_md, profiles
 from .myst_md import GLUE_PREFIX, Context, Target
 
 COLAB_DATA = "/content/howmany"  # where the install cell clones the repository (for data/)
+GPU_ADMONITION = "_admonitions/gpu.md"  # a chapter including it asks Colab for a GPU
 # Sphinx's numfig_format defaults, overridden by sphinx.config.numfig_format in _config.yml.
 NUMFIG_FORMAT = {"figure": "Fig. %s", "table": "Table %s", "code-block": "Listing %s",
                  "section": "Section %s"}
@@ -40,7 +41,7 @@ class BookInfo:
     repo_url: str  # repository.url of _config.yml
     macros: dict  # TeX macros of sphinx.config.mathjax3_config
     formats: dict  # numfig_format: kind -> "Figure %s"
-    gpu_chapters: tuple  # chapter stems whose notebooks ask Colab for a GPU
+    gpu_chapters: tuple  # chapter stems asking Colab for a GPU (besides GPU_ADMONITION users)
     bib: dict  # bibtex key -> pybtex Entry
 
 
@@ -96,11 +97,18 @@ def book_info(root: Path, pages: list) -> BookInfo:
                         number(kind, label, page.docname, m["arg"].strip())
                 elif m := myst_md._DOLLAR_LABEL.search(line):
                     number("equation", m["label"], page.docname)
-    return BookInfo(targets, titles, str((config.get("html") or {}).get("baseurl", "")),
-                    str((config.get("repository") or {}).get("url", "")),
+    repo_url = str((config.get("repository") or {}).get("url", ""))
+    base_url = (config.get("html") or {}).get("baseurl") or _pages_url(repo_url)
+    return BookInfo(targets, titles, base_url, repo_url,
                     _macros(sphinx), {**NUMFIG_FORMAT, **(sphinx.get("numfig_format") or {})},
                     tuple((config.get("colab") or {}).get("gpu_chapters") or ()),
                     _bib(root))
+
+
+def _pages_url(repo_url: str) -> str:
+    """``https://github.com/org/repo`` → ``https://org.github.io/repo/`` (GitHub Pages)."""
+    m = re.match(r"https://github\.com/(?P<org>[^/]+)/(?P<repo>[^/]+?)/?$", repo_url)
+    return f"https://{m['org']}.github.io/{m['repo']}/" if m else ""
 
 
 def _kind(directive: str) -> str | None:
@@ -194,7 +202,9 @@ def glue_data(nb) -> dict:
 
 
 def _is_old_installer(cell) -> bool:
-    return cell.cell_type == "code" and "google.colab" in cell.source
+    """The chapter's own Colab cell (or an install cell of an earlier conversion)."""
+    return (cell.cell_type == "code" and "google.colab" in cell.source
+            and "pip install" in cell.source)
 
 
 def _reader_outputs(outputs: list) -> list:
@@ -208,7 +218,7 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
             keep_injected: bool = False, markdown: bool = True, repo_url: str | None = None):
     """The Colab notebook of one executed chapter (a new ``NotebookNode``).
 
-    The chapter's own Colab cell (any code cell mentioning ``google.colab``) gives way to
+    The chapter's own Colab cell (a code cell installing on ``google.colab``) gives way to
     :func:`install_cell`. ``markdown=False`` leaves Markdown as it is (a chapter to be
     executed first, whose glue values do not exist yet); ``repo_url`` overrides the one of
     ``_config.yml`` (a local clone, in the tests).
@@ -250,7 +260,8 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
     out.metadata.pop("papermill", None)
     out.metadata.pop("jupytext", None)
     out.metadata["colab"] = {"provenance": [], "toc_visible": True}
-    if Path(docname).name in info.gpu_chapters:
+    gpu_note = any(c.cell_type == "markdown" and GPU_ADMONITION in c.source for c in nb.cells)
+    if Path(docname).name in info.gpu_chapters or gpu_note:
         out.metadata["accelerator"] = "GPU"
         out.metadata["colab"]["gpuType"] = "T4"
     out.metadata["howmany"] = {"commit": commit, "page": myst_md.page_url(ctx, docname)}
