@@ -10,7 +10,7 @@ PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 
-.PHONY: install book test test-all smoke results notebooks chapter lint clean
+.PHONY: install book test test-all smoke results notebooks readme-times check-html chapter lint clean
 
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
@@ -35,12 +35,18 @@ results: install  ## recompute heavy results into data/ (profile full; resumes)
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build
 
-notebooks: install  ## plain .ipynb for Colab into notebooks/
-	$(PY) -m howmany book notebooks --out notebooks
+notebooks: install  ## executed Colab notebooks into notebooks/ (reuses the last build's outputs)
+	$(PY) -m howmany book notebooks --profile $(PROFILE) --out notebooks
+
+readme-times: install  ## regenerate README's table from data/build/times.json
+	$(PY) -m howmany book readme-times
+
+check-html: install  ## test the built pages (_build/html): no leftovers, MathJax once
+	HOWMANY_HTML=_build/html $(PY) -m pytest -q tests/test_built_html.py
 
 lint: install  ## ruff, and no tracked notebooks
 	$(PY) -m ruff check src tests benchmarks
 	test -z "$$(git ls-files '*.ipynb')"
 
 clean:  ## remove generated folders (never the model cache)
-	rm -rf _build notebooks figures _static/mathjax .pytest_cache
+	rm -rf _build notebooks figures _static/mathjax .pytest_cache  # _static/mathjax: old builds

@@ -66,3 +66,56 @@ def test_only_keeps_root_and_named_chapters():
         {"caption": "B", "chapters": [{"file": "book/c"}]}]}
     out = bookbuild._filter_toc(toc, {"book/b"})
     assert out["parts"] == [{"caption": "A", "chapters": [{"file": "book/b"}]}]
+
+
+def test_stderr_goes_to_the_log_not_the_page(tmp_path):
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nimport os, sys, warnings\n"
+            "warnings.warn('a TqdmWarning-like note')\nprint('50it/s]', file=sys.stderr)\n"
+            "print('kept', os.environ['TQDM_DISABLE'])\n```\n")
+    _mini_book(tmp_path, body)
+    done = bookbuild.run_chapters(tmp_path, "smoke", tmp_path / "out", log=lambda *a, **k: None)
+    import nbformat
+
+    nb = nbformat.read(done["book/ch"], as_version=4)
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert outputs and all(o.get("name") != "stderr" for o in outputs)
+    assert "kept 1" in "".join(o.get("text", "") for o in outputs)
+    log = done["book/ch"].with_suffix(".log").read_text()
+    assert "a TqdmWarning-like note" in log and "50it/s]" in log
+
+
+def test_stage_never_auto_includes_a_vendored_mathjax(tmp_path):
+    _mini_book(tmp_path, "# Ch\n")
+    (tmp_path / "_static" / "mathjax").mkdir(parents=True)
+    (tmp_path / "_static" / "mathjax" / "tex-chtml.js").write_text("//")
+    (tmp_path / "_static" / "custom.css").write_text("")
+    bookbuild.stage(tmp_path, tmp_path / "stage", {"book/ch": tmp_path / "book" / "ch.md"},
+                    offline_math=True)
+    assert (tmp_path / "stage" / "_static" / "custom.css").exists()
+    assert not list((tmp_path / "stage").rglob("*.js"))
+
+
+def test_notebooks_reuse_the_last_build_and_convert_glue(tmp_path):
+    import os
+
+    import nbformat
+
+    from howmany import colab
+
+    body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
+            "```{code-cell} ipython3\nfrom howmany import utils\nutils.glue('x', 2 / 3)\n```\n\n"
+            "Two thirds: {glue:text}`x:.2f`.\n")
+    _mini_book(tmp_path, body)
+    build = tmp_path / "_build"
+    bookbuild.run_chapters(tmp_path, "smoke", build / "executed", log=lambda *a, **k: None)
+    logs = []
+    out = colab.write_notebooks(tmp_path, tmp_path / "nb", "smoke", build_dir=build,
+                                commit="c0ffee", log=lambda m, **k: logs.append(m))
+    assert not logs, "the executed notebook of the last build is reused"
+    nb = nbformat.read(out[0], as_version=4)
+    assert "Two thirds: 0.67." in [c.source for c in nb.cells]
+    os.utime(tmp_path / "book" / "ch.md")  # a newer source: executed again
+    colab.write_notebooks(tmp_path, tmp_path / "nb", "smoke", build_dir=build, commit="c0ffee",
+                          log=lambda m, **k: logs.append(m))
+    assert logs and logs[0].startswith("executing")

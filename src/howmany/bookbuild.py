@@ -7,21 +7,25 @@
    chapter stops the build, naming the chapter and the failing cell;
 3. stage the executed notebooks beside the plain pages, ``_config.yml``, ``_toc.yml``,
    ``references.bib`` and ``_static/`` (never a source and its ``.ipynb`` together);
-4. build the HTML with ``jupyter-book build -W -n --keep-going`` (execution off).
+4. build the HTML with ``jupyter-book build -W -n --keep-going`` (execution off);
+5. for a full ``default`` build, store the measured times (``howmany.buildtimes``) and
+   regenerate the README's table from them.
 
-MathJax is vendored from the npm package into ``_static/mathjax`` so that pages typeset
-their math without internet; without npm the build falls back to the CDN with a note.
+Chapters run with progress bars off, and whatever they write to stderr (warnings, progress)
+goes to a log beside the executed notebook, never into the pages. MathJax is vendored for
+offline reading (``howmany.bookstage``); without npm the pages load it from the CDN.
+``notebooks`` turns the executed chapters into Colab notebooks (``howmany.colab``), and
+``readme-times`` rewrites the README's table of measured times.
 
 Explained in: book/reproducibility.md
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,12 +33,14 @@ from pathlib import Path
 
 import yaml
 
-from . import profiles
+from . import buildtimes, profiles
+from .bookstage import _filter_toc, ensure_mathjax, install_mathjax, stage, strip_stderr
 
-MATHJAX_VERSION = "3.2.2"
-# The parts of MathJax's es5 bundle the pages load: the TeX→CommonHTML component, the TeX
-# extensions it autoloads, its fonts, and the context menu (about 3 MB of the 24 MB package).
-MATHJAX_PARTS = ("tex-chtml.js", "input/tex/extensions/", "output/chtml/", "ui/", "a11y/")
+__all__ = ["ChapterFailed", "Page", "pages", "execute", "run_chapters", "build", "stage",
+           "main", "_filter_toc", "ensure_mathjax"]
+# Set in the kernel of every chapter: tqdm and the Hugging Face hub draw no progress bars.
+KERNEL_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+              "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 
 
 class ChapterFailed(RuntimeError):
@@ -100,7 +106,8 @@ def to_notebook(src: Path, out: Path) -> Path:
     return out
 
 
-def _hide_injected(path: Path) -> None:
+def _tidy(path: Path) -> Path | None:
+    """Hide papermill's injected cell; move stderr outputs to ``<path>.log`` (returned)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -108,11 +115,37 @@ def _hide_injected(path: Path) -> None:
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
+    texts = strip_stderr(nb)
     nbformat.write(nb, path)
+    log = path.with_suffix(".log")
+    log.unlink(missing_ok=True)
+    if texts:
+        log.write_text("".join(texts), encoding="utf-8")
+        return log
+    return None
 
 
-def execute(src: Path, out: Path, profile: str, *, cwd: Path | None = None) -> float:
+@contextlib.contextmanager
+def _kernel_env():
+    """Environment the papermill kernel inherits (restored afterwards)."""
+    saved = {k: os.environ.get(k) for k in KERNEL_ENV}
+    os.environ.update(KERNEL_ENV)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def execute(src: Path | None, out: Path, profile: str, *, cwd: Path | None = None,
+            notebook: Path | None = None) -> float:
     """Execute one chapter with papermill into ``out``; return the wall time in seconds.
+
+    The chapter is the Jupytext source ``src`` or, when given, an ``.ipynb`` ``notebook``
+    (e.g. a Colab notebook under test). Stderr outputs are moved to ``out.with_suffix(".log")``.
 
     Raises:
         ChapterFailed: naming the chapter, the failing cell and the error.
@@ -121,8 +154,9 @@ def execute(src: Path, out: Path, profile: str, *, cwd: Path | None = None) -> f
     from papermill.exceptions import PapermillExecutionError
 
     profiles.check(profile)
-    with tempfile.TemporaryDirectory() as tmp:
-        plain = to_notebook(src, Path(tmp) / f"{src.stem}.ipynb")
+    src = src or notebook
+    with tempfile.TemporaryDirectory() as tmp, _kernel_env():
+        plain = notebook or to_notebook(src, Path(tmp) / f"{src.stem}.ipynb")
         t0 = time.perf_counter()
         try:
             pm.execute_notebook(str(plain), str(out), parameters={"PROFILE": profile},
@@ -134,104 +168,37 @@ def execute(src: Path, out: Path, profile: str, *, cwd: Path | None = None) -> f
                 f"chapter {src} failed in cell {err.cell_index} (execution count "
                 f"{err.exec_count}): {err.ename}: {err.evalue}\n    "
                 + "\n    ".join(first) + f"\n  partial output: {out}") from None
-    _hide_injected(out)
-    return time.perf_counter() - t0
-
-
-def ensure_mathjax(root: Path) -> bool:
-    """Vendor MathJax (npm package ``mathjax``) into ``_static/mathjax``; False if impossible."""
-    target = root / "_static" / "mathjax"
-    if (target / "tex-chtml.js").exists():
-        return True
-    npm = shutil.which("npm")
-    if npm is None:
-        return False
-    with tempfile.TemporaryDirectory() as tmp:
-        res = subprocess.run([npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent",
-                              "--pack-destination", tmp], capture_output=True, text=True)
-        tgz = list(Path(tmp).glob("mathjax-*.tgz"))
-        if res.returncode != 0 or not tgz:
-            return False
-        with tarfile.open(tgz[0]) as tar:
-            for member in tar.getmembers():
-                rel = member.name[len("package/es5/"):]
-                if (member.isfile() and member.name.startswith("package/es5/")
-                        and rel.startswith(MATHJAX_PARTS)):
-                    dest = target / rel
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(tar.extractfile(member).read())
-    return (target / "tex-chtml.js").exists()
-
-
-def _filter_toc(toc: dict, keep: set[str]) -> dict:
-    """The toc restricted to the root and the pages in ``keep`` (empty parts dropped)."""
-    parts = []
-    for part in toc.get("parts", []):
-        chapters = [c for c in part.get("chapters", []) if c.get("file") in keep]
-        if chapters:
-            parts.append({**part, "chapters": chapters})
-    return {**toc, "parts": parts}
-
-
-def stage(root: Path, stage_dir: Path, executed: dict[str, Path], *, offline_math: bool,
-          only: list[str] | None = None) -> None:
-    """Assemble the tree Jupyter Book builds: config, toc, bib, static files, pages.
-
-    With ``only`` (chapter stems), the staged toc keeps just those chapters (a quick
-    preview of one chapter while writing it).
-    """
-    if stage_dir.exists():
-        shutil.rmtree(stage_dir)
-    stage_dir.mkdir(parents=True)
-    config = yaml.safe_load((root / "_config.yml").read_text())
-    if not offline_math:
-        config.get("sphinx", {}).get("config", {}).pop("mathjax_path", None)
-    (stage_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    keep = {p.docname for p in pages(root, only)
-            if not only or p.docname in only or p.source.stem in only or not p.is_notebook}
-    if only:
-        toc = _filter_toc(toc, keep)
-    (stage_dir / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    shutil.copy2(root / "references.bib", stage_dir / "references.bib")
-    if (root / "_static").is_dir():
-        shutil.copytree(root / "_static", stage_dir / "_static")
-    for page in pages(root, only):
-        if page.docname not in keep:
-            continue
-        if page.is_notebook:
-            dest = stage_dir / f"{page.docname}.ipynb"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(executed[page.docname], dest)
-        else:
-            dest = stage_dir / page.source.relative_to(root)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(page.source, dest)
-    for extra in ("book/_admonitions", "book/images"):
-        if (root / extra).is_dir():
-            shutil.copytree(root / extra, stage_dir / extra)
+    secs = time.perf_counter() - t0
+    _tidy(out)
+    return secs
 
 
 def run_chapters(root: Path, profile: str, out_dir: Path, *, only: list[str] | None = None,
-                 log=print) -> dict[str, Path]:
-    """Execute every notebook chapter (or those in ``only``) into ``out_dir``; print timings."""
+                 log=print, times: dict | None = None) -> dict[str, Path]:
+    """Execute every notebook chapter (or those in ``only``) into ``out_dir``; print timings.
+
+    ``times``, when given, receives each chapter's wall time in seconds (by stem).
+    """
     profiles.check(profile)
     chapters = [p for p in pages(root, only) if p.is_notebook]
     if only:
         chapters = [p for p in chapters if p.docname in only or p.source.stem in only]
-    executed, times = {}, []
+    executed, secs_by = {}, {} if times is None else times
     for i, page in enumerate(chapters, 1):
         out = out_dir / f"{page.docname}.ipynb"
         out.parent.mkdir(parents=True, exist_ok=True)
         log(f"[{i}/{len(chapters)}] {page.source.relative_to(root)} (PROFILE={profile}) ...",
             flush=True)
         secs = execute(page.source, out, profile, cwd=page.source.parent)
-        times.append((page.docname, secs))
-        log(f"      done in {secs:.1f} s", flush=True)
+        secs_by[page.source.stem] = secs
+        stderr = out.with_suffix(".log")
+        log(f"      done in {secs:.1f} s"
+            + (f"; its stderr (warnings, progress) is in {stderr}" if stderr.exists() else ""),
+            flush=True)
         executed[page.docname] = out
-    if times:
-        log("chapter times: " + ", ".join(f"{d.split('/')[-1]} {s:.0f}s" for d, s in times)
-            + f" (total {sum(s for _, s in times):.0f} s)")
+    if secs_by:
+        log("chapter times: " + ", ".join(f"{d} {s:.0f}s" for d, s in secs_by.items())
+            + f" (total {sum(secs_by.values()):.0f} s)")
     return executed
 
 
@@ -240,17 +207,22 @@ def build(root: Path, profile: str = "default", build_dir: Path | None = None, *
     """The whole ``make book``: execute, stage, strict Jupyter Book build; return index.html.
 
     The HTML lands in ``<parent of build_dir>/_build/html`` (Jupyter Book appends ``_build``),
-    i.e. ``_build/html`` for the default ``build_dir=<root>/_build``.
+    i.e. ``_build/html`` for the default ``build_dir=<root>/_build``. A full build in the
+    ``default`` profile into ``<root>/_build`` stores its times in ``data/build/times.json``
+    and rewrites the README's table from them.
     """
     profiles.check(profile)
+    t0 = time.perf_counter()
+    default_dir = build_dir is None or build_dir.resolve() == (root / "_build").resolve()
     build_dir = build_dir or root / "_build"
-    executed = run_chapters(root, profile, build_dir / "executed", only=only)
-    offline_math = ensure_mathjax(root)
-    if not offline_math:
+    times: dict[str, float] = {}
+    executed = run_chapters(root, profile, build_dir / "executed", only=only, times=times)
+    mathjax = ensure_mathjax(root)
+    if mathjax is None:
         log("note: npm not found or offline: MathJax will load from the CDN when pages are "
             "viewed (install Node.js/npm to vendor it for offline reading)")
     stage_dir = build_dir / "stage"
-    stage(root, stage_dir, executed, offline_math=offline_math, only=only)
+    stage(root, stage_dir, executed, offline_math=mathjax is not None, only=only)
     log(f"building HTML with jupyter-book ({'preview' if only else 'strict: -W -n --keep-going'})"
         " ...", flush=True)
     jb = Path(sys.executable).with_name("jupyter-book")
@@ -259,46 +231,62 @@ def build(root: Path, profile: str = "default", build_dir: Path | None = None, *
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", *strict, "-n", "--keep-going",
            "--path-output", str(build_dir.parent), str(stage_dir)]
     env = dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1")
+    t_jb = time.perf_counter()
     res = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    jb_secs = time.perf_counter() - t_jb
     if res.returncode != 0:
         sys.stdout.write(res.stdout[-6000:])
         raise RuntimeError("jupyter-book build failed (warnings count as errors under -W); "
                            "see the log above")
-    index = build_dir.parent / "_build" / "html" / "index.html"
-    log(f"HTML: {index}")
-    return index
-
-
-def write_notebooks(root: Path, out_dir: Path) -> list[Path]:
-    """Plain, unexecuted ``.ipynb`` of every chapter (for Colab) into ``out_dir``."""
-    return [to_notebook(p.source, out_dir / f"{p.source.stem}.ipynb")
-            for p in pages(root) if p.is_notebook]
+    html = build_dir.parent / "_build" / "html"
+    if mathjax is not None:
+        install_mathjax(mathjax, html)
+    log(f"HTML: {html / 'index.html'} (jupyter-book {jb_secs:.0f} s)")
+    if profile == "default" and not only and default_dir:
+        path = buildtimes.write(times, profile=profile, jupyter_book_s=jb_secs,
+                                total_s=time.perf_counter() - t0)
+        changed = buildtimes.update_readme(root / "README.md")
+        log(f"times: {path}" + ("; README table regenerated" if changed else ""))
+    return html / "index.html"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line of the pipeline (``python -m howmany book ...``)."""
     import argparse
 
+    from .myst_md import MystError
+
     ap = argparse.ArgumentParser(prog="howmany book", description=__doc__.splitlines()[0])
-    ap.add_argument("action", choices=["build", "execute", "notebooks"])
+    ap.add_argument("action", choices=["build", "execute", "notebooks", "readme-times"])
     ap.add_argument("--profile", default="default", help="smoke, default or full")
     ap.add_argument("--root", default=".", help="book root (holds _config.yml and _toc.yml)")
     ap.add_argument("--out", default=None, help="output folder")
     ap.add_argument("--only", nargs="*", default=None, help="restrict to these chapter stems")
+    ap.add_argument("--build-dir", default=None,
+                    help="notebooks: reuse the executed chapters of this build (default _build)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
+    out = Path(args.out).resolve() if args.out else None
     try:
         profiles.check(args.profile)
         if args.action == "build":
-            build(root, args.profile, Path(args.out).resolve() if args.out else None,
-                  only=args.only)
+            build(root, args.profile, out, only=args.only)
         elif args.action == "execute":
-            run_chapters(root, args.profile, Path(args.out or root / "_build" / "executed"),
-                         only=args.only)
+            run_chapters(root, args.profile, out or root / "_build" / "executed", only=args.only)
+        elif args.action == "readme-times":
+            changed = buildtimes.update_readme(root / "README.md")
+            path = buildtimes.times_path()
+            print(f"README.md {'updated from' if changed else 'already matches'} {path}"
+                  + ("" if path.exists() else " (no build stored yet)"))
         else:
-            for path in write_notebooks(root, Path(args.out or root / "notebooks")):
+            from .colab import write_notebooks
+
+            build_dir = Path(args.build_dir).resolve() if args.build_dir else None
+            for path in write_notebooks(root, out or root / "notebooks", args.profile,
+                                        build_dir=build_dir, only=args.only):
                 print(path)
-    except (profiles.ProfileError, ChapterFailed, FileNotFoundError, RuntimeError) as err:
+    except (profiles.ProfileError, ChapterFailed, FileNotFoundError, RuntimeError,
+            MystError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0
