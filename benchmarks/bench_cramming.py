@@ -31,13 +31,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from howmany import cram_scaling, cramming, models, results, targets
+from howmany import cramming, models, results
 from howmany.utils import data_dir
 
 
 def load(name: str):
     if name == "tiny":
-        return cram_scaling.tiny_lm(d_model=64, d_vocab=64)
+        return cramming.scaling.tiny_lm(d_model=64, d_vocab=64)
     return models.load(name, device="cpu")
 
 
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     lm = load(args.model)
     n_max = max(args.grid)
     tg = (np.random.default_rng(args.seed).integers(2, lm.d_vocab, size=(args.strings, n_max))
-          if lm.tokenizer is None else targets.make_targets(
+          if lm.tokenizer is None else cramming.targets.make_targets(
               "random-words", args.strings, n_max, seed=args.seed, tokenizer=lm.tokenizer,
               d_vocab=lm.d_vocab))
     peak = matmul_peak()

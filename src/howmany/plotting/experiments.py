@@ -19,7 +19,7 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     """
     import numpy as np
 
-    from ..accessibility import accessible_fraction
+    from ..cramming.accessibility import accessible_fraction
     from .style import MARKERS
 
     top = n_max or max(max(t) for t in thresholds_by_m.values()) + 2

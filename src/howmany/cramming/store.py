@@ -1,6 +1,6 @@
 """The stored cramming sweeps the book reads: find them, merge compatible ones, pick the book's.
 
-``howmany.cram_sweep`` runs a sweep into one folder per configuration. A sweep extended later to
+``howmany.cramming.sweep`` runs a sweep into one folder per configuration. A sweep extended later to
 a new prompt length (say ``m = 5`` after ``m = 1..4``) lives in its own folder, because its
 configuration (and so its hash) differs; ``merge_sweeps`` joins such folders back into one sweep
 when they share the model, the targets and the cramming protocol, after checking that every string
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cramming, results
-from .cram_sweep import SweepConfig, load_sweep, run_sweep, sweep_dir
+from .. import results
+from .engine import CramConfig
+from .sweep import SweepConfig, load_sweep, run_sweep, sweep_dir
 
 # Config keys that may differ between sweeps merged into one (what they ran, not how).
 MERGE_FREE = ("ms", "n_strings", "batch_size")
@@ -90,7 +91,7 @@ def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None
 
     Explained in: book/cramming.md
     """
-    from .utils import data_dir
+    from ..utils import data_dir
 
     base = Path(root) if root is not None else data_dir()
     found = [p.parent for p in (base / "cramming").glob(f"sweep-{model}-{kind or '*'}-*/sweep.json")]
@@ -113,9 +114,9 @@ def book_config(model: str, profile: str) -> SweepConfig:
     if profile == "smoke":
         return SweepConfig(model=model, kind="random-tokens", ms=(1, 2), n_strings=3, n_max_base=2,
                            n_max_per_m=3, batch_size=3,
-                           cram=cramming.CramConfig(max_steps=60, patience=30))
+                           cram=CramConfig(max_steps=60, patience=30))
     return SweepConfig(model=model, ms=(1, 2, 3, 4), n_strings=16, methods=("grow",),
-                       cram=cramming.CramConfig(max_steps=300, patience=100))
+                       cram=CramConfig(max_steps=300, patience=100))
 
 
 def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
@@ -129,8 +130,8 @@ def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
 
     Explained in: book/cramming.md
     """
-    from . import models
-    from .cram_scaling import tiny_lm
+    from .. import models
+    from .scaling import tiny_lm
 
     if profile == "smoke":
         cfg = book_config("tiny-llama-d32-v64-lecun", profile)
@@ -170,7 +171,7 @@ def stored_bounds(model: str, fmt: str = "fp16") -> dict:
 
     Explained in: book/cramming.md
     """
-    from .utils import data_dir
+    from ..utils import data_dir
 
     files = sorted((data_dir() / "geometry").glob(f"geometry-{model}-*.json"),
                    key=lambda p: p.stat().st_mtime)

@@ -1,18 +1,20 @@
-"""Cramming: optimise soft prompts until a frozen LM greedily reproduces a target string.
+"""The cramming engine: optimise soft prompts until a frozen LM greedily reproduces a target.
 
 This is the experiment behind the paper's accessibility curves (Meyer et al. 2026, §5.1, Fig. 3,
-Table 1; protocol of Kuratov et al. 2025; THEORY.md §7). ``B`` independent soft prompts
-``[B, m, d_model]`` are optimised together: the loss is a *sum* of per-string losses and AdamW is
-elementwise, so a batch is exactly ``B`` separate runs, only faster. Rules:
+Table 1; protocol of Kuratov et al. 2025). ``B`` independent soft prompts ``[B, m, d_model]`` are
+optimised together: the loss is a *sum* of per-string losses and AdamW is elementwise (here with a
+per-string learning-rate schedule), so a batch is exactly ``B`` separate runs, only faster. Rules:
 
-* **No free token** — the first target token is predicted from the last prompt position.
-* **Verified success** — a string counts only when greedy generation from the stored prompt,
+* **No free token**: the first target token is predicted from the last prompt position.
+* **Verified success**: a string counts only when greedy generation from the stored prompt,
   rounded to the stated precision, reproduces all its tokens; teacher-forced accuracy only
-  triggers the check. A string is frozen at its first verified success.
-* **Thresholds on nested prefixes** — (a) ``bisect``: cold-start bisection on the prefix length
-  (faithful to the paper's independent runs); (b) ``grow``: one warm-started run whose target
-  grows by one verified token at a time (fast).
-* NaN / overflow is detected per string and reported as ``status="nan"``, never as a failure.
+  triggers the check.
+* **Non-finite is not failure**: NaN or overflow in the loss, the gradient or the rounded prompt
+  gives ``status="nan"``.
+
+``CramConfig`` holds every knob of one run; named recipes (the paper's, Kuratov et al.'s,
+Progressive Cramming's, the book's) are in ``howmany.cramming.recipes`` and the threshold searches
+that call ``cram`` in ``howmany.cramming.thresholds``.
 
 Explained in: book/cramming.md
 """
@@ -20,7 +22,7 @@ Explained in: book/cramming.md
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -28,32 +30,73 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 LAYOUTS = ("bos-mem", "mem-bos", "mem")
+SCHEDULES = ("constant", "cosine")
+INITS = ("embedding", "fixed")
+# Fields added after sweeps were stored, with their "off" value (left out of the config hash).
+_LATER = {"init": "embedding", "schedule": "constant", "warmup": 0, "string_steps": 0,
+          "restarts": 0, "cold_steps": 0}
 
 
 @dataclass(frozen=True)
 class CramConfig:
-    """Optimiser and protocol settings (defaults: the paper's / Kuratov et al.'s)."""
+    """Optimiser and protocol settings of one cramming run; named presets live in ``recipes``."""
 
-    lr: float = 1e-2  # AdamW learning rate
+    lr: float = 1e-2  # AdamW peak learning rate
     betas: tuple = (0.9, 0.9)  # AdamW betas
     weight_decay: float = 0.01  # AdamW decoupled weight decay
     eps: float = 1e-8  # AdamW epsilon
-    max_steps: int = 3000  # steps per attempt (per target length when growing)
+    max_steps: int = 3000  # step cap per attempt (per target length when growing)
     patience: int = 500  # stop an attempt after this many steps without a lower loss
     layout: str = "bos-mem"  # [BOS, mem, targets]; "mem-bos" = authors' Llama; "mem" = no BOS
     precision: str = "model"  # prompt rounding before verification: model dtype, a dtype, or a grid step
-    init_scale: float = 1.0  # init std = init_scale × std of the (scaled) token embeddings
+    init: str = "embedding"  # "embedding": std = init_scale × embedding std; "fixed": std = init_scale
+    init_scale: float = 1.0  # see ``init``
     lookahead: int = 8  # grow: extra target tokens fed beyond the current length
+    schedule: str = "constant"  # "constant", or "cosine": linear warm-up then cosine decay
+    warmup: int = 0  # warm-up steps of the schedule (counted per string, from its (re)start)
+    string_steps: int = 0  # cap on all steps of one string (0 = none); also the cosine horizon
+    restarts: int = 0  # grow: cold restarts with a fresh seed at the length where growth stalled
+    cold_steps: int = 0  # step cap of a cold restart's first attempt (0 = max_steps)
+
+    def __post_init__(self):
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}: choose one of {', '.join(LAYOUTS)}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"unknown schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}")
+        if self.init not in INITS:
+            raise ValueError(f"unknown init {self.init!r}: choose one of {', '.join(INITS)}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a positive number, got {self.lr}")
+        if self.max_steps < 1 or self.patience < 1:
+            raise ValueError(f"max_steps and patience must be >= 1, got {self.max_steps}, {self.patience}")
+        if min(self.warmup, self.string_steps, self.restarts, self.cold_steps) < 0:
+            raise ValueError("warmup, string_steps, restarts and cold_steps must be >= 0")
+        if not self.init_scale > 0:
+            raise ValueError(f"init_scale must be positive, got {self.init_scale}")
 
     @classmethod
     def for_profile(cls, profile: str) -> CramConfig:
-        from .profiles import pick
+        from ..profiles import pick
 
         return pick(profile, smoke=cls(max_steps=300, patience=100),
                     default=cls(max_steps=1000, patience=300), full=cls())
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain fields; knobs added after the first stored sweeps are left out while they are
+        off, so a configuration that does not use them keeps its stored hash and folder."""
+        return {k: v for k, v in asdict(self).items() if _LATER.get(k, object()) != v}
+
+    def lr_at(self, t) -> np.ndarray:
+        """Learning rate after ``t`` steps of a string (array); the schedule's shape, per string."""
+        t = np.asarray(t, dtype=float)
+        if self.schedule == "constant":
+            return np.full(t.shape, self.lr)
+        warm = np.minimum(1.0, (t + 1) / max(self.warmup, 1)) if self.warmup else np.ones(t.shape)
+        horizon = max(self.string_steps - self.warmup, 1) if self.string_steps else None
+        if horizon is None:
+            return self.lr * warm
+        frac = np.clip((t - self.warmup) / horizon, 0.0, 1.0)
+        return self.lr * warm * np.where(t < self.warmup, 1.0, 0.5 * (1 + np.cos(math.pi * frac)))
 
 
 def _check(m: int, lengths) -> None:
@@ -73,7 +116,8 @@ def embedding_std(model, n_ids: int = 4096) -> float:
 
 def init_prompts(model, m: int, seeds, cfg: CramConfig) -> torch.Tensor:
     """Fresh prompts [B, m, d] ~ N(0, σ²), one generator per seed (reproducible per string)."""
-    d, sigma = model.get_input_embeddings().embedding_dim, cfg.init_scale * embedding_std(model)
+    d = model.get_input_embeddings().embedding_dim
+    sigma = cfg.init_scale * (embedding_std(model) if cfg.init == "embedding" else 1.0)
     rows = [torch.randn(m, d, generator=torch.Generator().manual_seed(int(s))) for s in seeds]
     return torch.stack(rows) * sigma
 
@@ -121,7 +165,8 @@ def verify(model, bos_id, cfg: CramConfig, prompts: torch.Tensor, targets: torch
 
 
 def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None,
-         grow: bool = False, start_lengths=None, verbose: bool = False) -> list[dict]:
+         grow: bool = False, start_lengths=None, verbose: bool = False,
+         callback=None) -> list[dict]:
     """Cram B strings at once; each row is an independent problem (batch = separate runs).
 
     Args:
@@ -129,17 +174,22 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         bos_id: id of the fixed token of the layout (ignored for layout "mem").
         targets: int tensor/array [B, N] (rows may be right-padded beyond their length).
         m: soft-prompt length (> 0).
-        cfg: ``CramConfig``.
-        seeds: one init seed per row.
+        cfg: ``CramConfig`` (schedule, caps, patience, restarts; see ``recipes`` for presets).
+        seeds: one init seed per row (a cold restart ``r`` uses ``seed + 104_729 * r``).
         lengths: tokens to reproduce per row (default N); with ``grow`` the maximal length.
         grow: warm-started curriculum: after each verified success the target grows past
             the longest teacher-forced-correct prefix; the row ends at ``lengths`` or on failure.
+            With ``cfg.restarts`` a stalled row gets cold restarts at its stall length first.
         start_lengths: first target length per row when growing (default 1).
+        callback: ``callback(step, info)`` after every step; ``info`` holds per-row lists
+            ``loss``, ``tf_prefix``, ``n_verified``, ``length`` (current target) and ``active``.
 
     Returns:
-        One dict per row: ``status`` ("solved", "failed" or "nan"), ``n_verified`` (longest
-        verified prefix), ``steps``, ``first_success_step``, ``loss``, ``tf_prefix``
-        (teacher-forced correct prefix at the end) and ``prompt`` (tensor, the verified one).
+        One dict per row: ``status`` ("solved", "failed", "stopped" or "nan"), ``n_verified``
+        (longest verified prefix), ``steps``, ``first_success_step``, ``loss``, ``tf_prefix``
+        (teacher-forced correct prefix at the end), ``history`` (``[steps, n_verified]`` at
+        every verified success: the budget curve), ``restarts`` (steps at which cold restarts
+        began) and ``prompt`` (tensor, the verified one).
 
     Explained in: book/cramming.md
     """
@@ -148,19 +198,19 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
     b, n_all = tg.shape
     lengths = np.full(b, n_all) if lengths is None else np.asarray(lengths, dtype=int)
     _check(m, lengths)
-    if cfg.layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {cfg.layout!r}: choose one of {', '.join(LAYOUTS)}")
     model.requires_grad_(False)
     dtype = next(model.parameters()).dtype
+    seeds = [int(s) for s in seeds]
     p = init_prompts(model, m, seeds, cfg).to(dev)  # fp32 master copy [B, m, d]
     mom, var = torch.zeros_like(p), torch.zeros_like(p)
-    t_adam = np.zeros(b, dtype=int)
+    t_adam = np.zeros(b, dtype=int)  # Adam step per row (reset by a cold restart)
     cur = (np.asarray(start_lengths, dtype=int) if start_lengths is not None else np.ones(b, int)) \
         if grow else lengths.copy()
     cur = np.minimum(cur, lengths)
     best, since, attempt = np.full(b, np.inf), np.zeros(b, int), np.zeros(b, int)
+    cap = np.full(b, cfg.max_steps)  # step cap of the current attempt
     out = [dict(status="active", n_verified=0, steps=0, first_success_step=None, loss=None,
-                tf_prefix=0, prompt=None) for _ in range(b)]
+                tf_prefix=0, history=[], restarts=[], prompt=None) for _ in range(b)]
     b1, b2 = cfg.betas
     step = 0
     bar = tqdm(disable=not verbose, desc=f"cram m={m} B={b}", unit="step", leave=False,
@@ -189,17 +239,20 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
             ok &= pos < torch.as_tensor(feed, device=dev)[:, None]
             prefix = ok.long().cumprod(1).sum(1).cpu().numpy()  # the one host sync per step
             lr_ = loss_rows.detach().cpu().numpy()
-            finite = np.isfinite(lr_) & torch.isfinite(g).flatten(1).all(1).cpu().numpy()
+            rounded = round_prompt(p[act], cfg.precision, dtype)  # overflow here is non-finite too
+            finite = (np.isfinite(lr_) & torch.isfinite(g).flatten(1).all(1).cpu().numpy()
+                      & torch.isfinite(rounded).flatten(1).all(1).cpu().numpy())
             cand = [j for j, i in enumerate(act) if finite[j] and prefix[j] >= cur[i]]
-            passed = set()
+            passed, fresh = set(), set()  # fresh: rows cold-restarted this step (no update)
             if cand:
                 k = [int(prefix[j]) if grow else int(cur[act[j]]) for j in cand]
                 good = verify(model, bos_id, cfg, p[act[cand]], tg[act[cand]], k)
                 passed = {j for j, gd in zip(cand, good) if gd}
                 for j, kk in zip(cand, k):
-                    if j in passed:
+                    if j in passed and kk > out[act[j]]["n_verified"]:
                         i = act[j]
                         out[i].update(n_verified=kk, prompt=p[i].clone())
+                        out[i]["history"].append([step, kk])
                         out[i]["first_success_step"] = out[i]["first_success_step"] or step
             for j, i in enumerate(act):
                 o = out[i]
@@ -210,80 +263,44 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                     o["status"] = "solved"
                 elif j in passed:  # grow: next target length, fresh patience, warm prompt
                     cur[i], best[i], since[i], attempt[i] = o["n_verified"] + 1, np.inf, 0, 0
+                    cap[i] = cfg.max_steps
                 else:
                     attempt[i] += 1
                     since[i] = 0 if lr_[j] < best[i] else since[i] + 1
                     best[i] = min(best[i], lr_[j])
-                    if attempt[i] >= cfg.max_steps or since[i] >= cfg.patience:
+                    if attempt[i] >= cap[i] or since[i] >= cfg.patience:
                         o["status"] = "failed"
-            upd = [j for j, i in enumerate(act) if out[i]["status"] == "active"]
+                if cfg.string_steps and step >= cfg.string_steps and o["status"] == "active":
+                    o["status"] = "failed"  # the string's whole budget is spent
+                if (o["status"] == "failed" and len(o["restarts"]) < cfg.restarts
+                        and not (cfg.string_steps and step >= cfg.string_steps)):
+                    r = len(o["restarts"]) + 1  # cold restart at the stall length, fresh seed
+                    o["restarts"].append(step)
+                    fresh.add(i)
+                    o["status"] = "active"
+                    p[i] = init_prompts(model, m, [seeds[i] + 104_729 * r], cfg)[0].to(dev)
+                    mom[i], var[i], t_adam[i] = 0.0, 0.0, 0
+                    best[i], since[i], attempt[i] = np.inf, 0, 0
+                    cap[i] = cfg.cold_steps or cfg.max_steps
+            upd = [j for j, i in enumerate(act) if out[i]["status"] == "active" and i not in fresh]
             if upd:  # AdamW (decoupled weight decay), elementwise: identical to torch.optim.AdamW
                 i = act[upd]
                 t_adam[i] += 1
                 tt = torch.as_tensor(t_adam[i], dtype=torch.float32, device=dev)[:, None, None]
+                lr = torch.as_tensor(cfg.lr_at(t_adam[i] - 1), dtype=torch.float32,
+                                     device=dev)[:, None, None]
                 gi = g[upd]
                 mom[i] = b1 * mom[i] + (1 - b1) * gi
                 var[i] = b2 * var[i] + (1 - b2) * gi * gi
-                pi = p[i] * (1 - cfg.lr * cfg.weight_decay)
+                pi = p[i] * (1 - lr * cfg.weight_decay)
                 denom = (var[i] / (1 - b2**tt)).sqrt() + cfg.eps
-                p[i] = pi - cfg.lr * (mom[i] / (1 - b1**tt)) / denom
+                p[i] = pi - lr * (mom[i] / (1 - b1**tt)) / denom
+        if callback is not None:
+            callback(step, dict(loss=[o["loss"] for o in out], tf_prefix=[o["tf_prefix"] for o in out],
+                                n_verified=[o["n_verified"] for o in out], length=cur.tolist(),
+                                active=[o["status"] == "active" for o in out]))
     bar.close()
     for o in out:
         if o["status"] == "failed" and grow and o["n_verified"] > 0:
             o["status"] = "stopped"  # grew until the optimiser stalled: n_verified is the threshold
     return out
-
-
-def thresholds_bisect(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
-                      verbose: bool = False) -> list[dict]:
-    """Largest crammable prefix per string by bisection; every trial is a cold start.
-
-    Success is monotone in the prefix length, so ``ceil(log2(n_max + 1))`` rounds suffice; all
-    strings bisect in lockstep (one batched ``cram`` per round). ``censored`` marks strings that
-    succeed at ``n_max`` itself (their threshold is at least that).
-
-    Explained in: book/cramming.md
-    """
-    tg = np.asarray(targets)
-    b = tg.shape[0]
-    n_max = tg.shape[1] if n_max is None else int(n_max)
-    lo, hi = np.zeros(b, int), np.full(b, n_max + 1)
-    steps, nan = np.zeros(b, int), np.zeros(b, bool)
-    for rnd in range(math.ceil(math.log2(n_max + 1)) + 1):
-        live = np.where((hi - lo > 1) & ~nan)[0]
-        if live.size == 0:
-            break
-        mid = (lo[live] + hi[live]) // 2
-        res = cram(model, bos_id, tg[live], m, cfg, lengths=mid,
-                   seeds=[int(seeds[i]) * 1000 + rnd for i in live], verbose=verbose)
-        for j, i in enumerate(live):
-            steps[i] += res[j]["steps"]
-            nan[i] |= res[j]["status"] == "nan"
-            if res[j]["status"] == "solved":
-                lo[i] = mid[j]
-            else:
-                hi[i] = mid[j]
-    return [dict(threshold=int(lo[i]), censored=bool(lo[i] >= n_max), steps=int(steps[i]),
-                 status="nan" if nan[i] else "ok", method="bisect") for i in range(b)]
-
-
-def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
-                    verbose: bool = False) -> list[dict]:
-    """Largest crammable prefix per string by a warm-started growing curriculum (one run each).
-
-    Explained in: book/cramming.md
-    """
-    tg = np.asarray(targets)
-    n_max = tg.shape[1] if n_max is None else int(n_max)
-    res = cram(model, bos_id, tg[:, :n_max], m, cfg, seeds=seeds, grow=True, verbose=verbose)
-    return [dict(threshold=int(r["n_verified"]), censored=r["status"] == "solved",
-                 steps=int(r["steps"]), status="nan" if r["status"] == "nan" else "ok",
-                 method="grow") for r in res]
-
-
-THRESHOLD_METHODS = {"bisect": thresholds_bisect, "grow": thresholds_grow}
-
-
-def with_steps(cfg: CramConfig, max_steps: int, patience: int) -> CramConfig:
-    """A copy of ``cfg`` with another step budget (benchmarks and profiles)."""
-    return replace(cfg, max_steps=int(max_steps), patience=int(patience))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from howmany import cram_scaling, cramming
+from howmany import cramming
 
 CFG = cramming.CramConfig(max_steps=300, patience=100)
 
@@ -14,7 +14,7 @@ CFG = cramming.CramConfig(max_steps=300, patience=100)
 @pytest.fixture(scope="module")
 def lm():
     torch.set_num_threads(1)
-    return cram_scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
+    return cramming.scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
 
 
 def test_crams_four_tokens_exactly_and_greedy_confirms(lm):
@@ -43,7 +43,7 @@ def test_manual_adamw_matches_torch(lm):
     x = cramming.init_prompts(lm.model, 1, [3], cfg).requires_grad_(True)
     opt = torch.optim.AdamW([x], lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     for _ in range(5):
-        logits = lm.model(inputs_embeds=cramming._frame(lm.model, lm.bos_id, cfg.layout, x,
+        logits = lm.model(inputs_embeds=cramming.engine._frame(lm.model, lm.bos_id, cfg.layout, x,
                                                           torch.tensor(tg[:, :5])), logits_to_keep=6).logits
         loss = torch.nn.functional.cross_entropy(logits[0], torch.tensor(tg[0]))
         if _ < 4:
@@ -55,7 +55,7 @@ def test_no_free_token_first_target_predicted_from_prompt(lm):
     """The first target is scored at the last prompt position: logits_to_keep = n, inputs end at t_{n-1}."""
     x = cramming.init_prompts(lm.model, 2, [0], CFG)
     ids = torch.tensor([[7, 8, 9]])
-    emb = cramming._frame(lm.model, lm.bos_id, "bos-mem", x, ids[:, :2])
+    emb = cramming.engine._frame(lm.model, lm.bos_id, "bos-mem", x, ids[:, :2])
     assert emb.shape[1] == 1 + 2 + 2  # BOS, 2 prompt vectors, t1, t2 (t3 never fed)
     full = lm.model(inputs_embeds=emb).logits
     kept = lm.model(inputs_embeds=emb, logits_to_keep=3).logits
@@ -107,7 +107,7 @@ def test_unknown_layout_raises(lm):
 
 
 def test_bfloat16_model_crams_with_fp32_master_prompt():
-    lm16 = cram_scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
+    lm16 = cramming.scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
     lm16.model.to(torch.bfloat16)
     out = cramming.cram(lm16.model, lm16.bos_id, np.array([[5, 9, 3]]), 2, CFG, seeds=[4])[0]
     assert out["status"] == "solved" and out["prompt"].dtype == torch.float32

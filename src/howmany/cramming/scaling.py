@@ -22,7 +22,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import accessibility, bounds, cramming, models, profiles
+from .. import bounds, models, profiles
+from . import accessibility, thresholds
+from .engine import CramConfig
 
 
 def tiny_lm(*, d_model: int = 32, d_vocab: int = 64, n_layers: int = 2, seed: int = 0):
@@ -51,13 +53,13 @@ class ScalingConfig:
     n_strings: int = 8  # random-token strings per (model, m)
     n_max: int = 24  # longest prefix tried
     seed: int = 0  # model, string and init seed
-    cram: cramming.CramConfig = field(
-        default_factory=lambda: cramming.CramConfig(max_steps=150, patience=50))
+    cram: CramConfig = field(
+        default_factory=lambda: CramConfig(max_steps=150, patience=50))
 
     @classmethod
     def for_profile(cls, profile: str) -> ScalingConfig:
         """smoke: 2 widths, m = 1, 2, 3 strings; default/full: the 5-model cross, m = 1..3."""
-        small = cramming.CramConfig(max_steps=60, patience=30)
+        small = CramConfig(max_steps=60, patience=30)
         return profiles.pick(profile, smoke=cls(d_models=(16, 32), d_vocabs=(64,), ms=(1, 2),
                                                 n_strings=3, n_max=8, cram=small),
                              default=cls())
@@ -92,7 +94,7 @@ def run_scaling(cfg: ScalingConfig, *, verbose: bool = False) -> dict:
             cache[(d, v)] = tiny_lm(d_model=d, d_vocab=v, seed=cfg.seed)
         lm = cache[(d, v)]
         tg = np.random.default_rng([cfg.seed, d, v]).integers(2, v, size=(cfg.n_strings, cfg.n_max))
-        res = cramming.thresholds_grow(lm.model, lm.bos_id, tg, m, cfg.cram,
+        res = thresholds.thresholds_grow(lm.model, lm.bos_id, tg, m, cfg.cram,
                                        seeds=[cfg.seed * 1000 + m * 100 + i for i in range(cfg.n_strings)])
         rows.append({"d": d, "d_vocab": v, "m": m, "thresholds": [r["threshold"] for r in res],
                      "steps": [r["steps"] for r in res]})
@@ -118,16 +120,17 @@ def proportionality(fits: list[dict]) -> dict:
 
 
 def cold_vs_warm(*, d_model: int = 32, d_vocab: int = 64, ms=(1, 2), n_strings: int = 8,
-                 n_max: int = 24, seed: int = 0, cram: cramming.CramConfig | None = None) -> dict:
+                 n_max: int = 24, seed: int = 0, cram: CramConfig | None = None) -> dict:
     """Both threshold methods on the same strings and model: ``{method: {m: thresholds}}``.
 
     Explained in: book/cramming.md
     """
-    cram = cram or cramming.CramConfig(max_steps=150, patience=50)
+    cram = cram or CramConfig(max_steps=150, patience=50)
     lm = tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed)
     tg = np.random.default_rng([seed, d_model, d_vocab]).integers(2, d_vocab, size=(n_strings, n_max))
     out: dict = {}
-    for method, fn in cramming.THRESHOLD_METHODS.items():
+    for method in ("grow", "bisect"):
+        fn = thresholds.THRESHOLD_METHODS[method]
         for m in ms:
             res = fn(lm.model, lm.bos_id, tg, m, cram, seeds=[seed * 1000 + m * 100 + i
                                                               for i in range(n_strings)])

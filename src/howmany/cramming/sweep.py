@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from . import accessibility, cramming, results, targets
+from .. import results
+from . import accessibility, recipes, targets
+from .engine import LAYOUTS, CramConfig
+from .thresholds import THRESHOLD_METHODS
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class SweepConfig:
 
     model: str  # name for howmany.models.load
     dtype: str = "float32"  # compute dtype of the model
-    kind: str = "random-words"  # target kind (howmany.targets.KINDS)
+    kind: str = "random-words"  # target kind (cramming.targets.KINDS)
     ms: tuple = (1, 2, 3, 4)  # soft-prompt lengths
     n_strings: int = 16  # strings per m (the same strings for every m)
     n_max_base: int = 16  # longest prefix tried = n_max_base + n_max_per_m * m
@@ -37,13 +40,38 @@ class SweepConfig:
     methods: tuple = ("grow", "bisect")  # threshold methods, run in this order
     batch_size: int = 8  # strings crammed together
     seed: int = 0  # seed of the strings and of the prompt inits
-    cram: cramming.CramConfig = field(default_factory=cramming.CramConfig)  # protocol
+    cram: CramConfig = field(default_factory=CramConfig)  # protocol
+    recipe: str = ""  # name of the recipe preset this sweep ran ("" = set by hand)
+    grid_step: int = 5  # "grid" method: lengths grid_step, 2·grid_step, ... up to n_max(m)
+
+    def __post_init__(self):
+        if not self.ms or min(self.ms) < 1 or self.n_strings < 1 or self.batch_size < 1:
+            raise ValueError(f"ms, n_strings and batch_size must be positive, got ms={self.ms}, "
+                             f"n_strings={self.n_strings}, batch_size={self.batch_size}")
+        if unknown := set(self.methods) - set(THRESHOLD_METHODS):
+            raise ValueError(f"unknown threshold method(s) {sorted(unknown)}: choose from "
+                             f"{', '.join(THRESHOLD_METHODS)}")
+
+    @classmethod
+    def for_recipe(cls, model: str, recipe, **kw) -> SweepConfig:
+        """A sweep that measures thresholds with ``recipe`` (a ``recipes.Recipe``)."""
+        return cls(model=model, methods=(recipe.method,), cram=recipe.cram, recipe=recipe.name,
+                   grid_step=recipe.grid_step, **kw)
 
     def n_max(self, m: int) -> int:
         return int(self.n_max_base + self.n_max_per_m * m)
 
+    def grid(self, m: int) -> list[int]:
+        """Target lengths of the "grid" method at prompt length ``m``."""
+        return list(range(self.grid_step, self.n_max(m) + 1, self.grid_step))
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = {**asdict(self), "cram": self.cram.to_dict()}
+        if not self.recipe:  # fields added later stay out of the hash of older sweeps
+            d.pop("recipe")
+        if "grid" not in self.methods:
+            d.pop("grid_step")
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> SweepConfig:
@@ -51,7 +79,7 @@ class SweepConfig:
         c = dict(d.pop("cram"))
         c["betas"] = tuple(c["betas"])
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()},
-                   cram=cramming.CramConfig(**c))
+                   cram=CramConfig(**c))
 
 
 def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
@@ -101,9 +129,10 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
         if not idx:
             continue
         t0 = time.perf_counter()
-        out = cramming.THRESHOLD_METHODS[meth](
+        kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
+        out = THRESHOLD_METHODS[meth](
             lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
-            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose)
+            seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
         wall = time.perf_counter() - t0
         for i, r in zip(idx, out):
             prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype, wall_s=wall)
@@ -166,10 +195,13 @@ def add_cli(sub) -> None:
     p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
     p.add_argument("--strings", type=int, default=16, help="strings per m")
     p.add_argument("--kind", default="random-words", choices=targets.KINDS)
+    p.add_argument("--recipe", default=None, choices=sorted(recipes.PRESETS),
+                   help="a named recipe (sets the method, optimiser and step caps; "
+                        "--methods/--max-steps/--patience are then ignored)")
     p.add_argument("--methods", nargs="+", default=["grow", "bisect"],
-                   choices=sorted(cramming.THRESHOLD_METHODS))
+                   choices=sorted(THRESHOLD_METHODS))
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
-    p.add_argument("--layout", default="bos-mem", choices=cramming.LAYOUTS)
+    p.add_argument("--layout", default="bos-mem", choices=LAYOUTS)
     p.add_argument("--max-steps", type=int, default=3000)
     p.add_argument("--patience", type=int, default=500)
     p.add_argument("--batch", type=int, default=8, help="strings crammed together (part of the config)")
@@ -185,7 +217,7 @@ def add_cli(sub) -> None:
 
 
 def _cli(args) -> int:
-    from . import models
+    from .. import models
 
     if min(args.m) <= 0 or args.strings <= 0:
         raise SystemExit("--m values and --strings must be positive")
@@ -193,12 +225,16 @@ def _cli(args) -> int:
         raise SystemExit(f"--only-m {args.only_m} must be among --m {args.m}")
     if args.run_batch is not None and args.run_batch <= 0:
         raise SystemExit("--run-batch must be positive")
-    cram_cfg = cramming.CramConfig(max_steps=args.max_steps, patience=args.patience,
-                                   layout=args.layout)
-    cfg = SweepConfig(model=args.model, dtype=args.dtype, kind=args.kind, ms=tuple(args.m),
-                      n_strings=args.strings, n_max_base=args.n_max[0], n_max_per_m=args.n_max[1],
-                      methods=tuple(args.methods), batch_size=args.batch, seed=args.seed,
-                      cram=cram_cfg)
+    common = dict(dtype=args.dtype, kind=args.kind, ms=tuple(args.m), n_strings=args.strings,
+                  n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
+                  seed=args.seed)
+    if args.recipe:
+        rec = recipes.get(args.recipe)
+        rec = replace(rec, cram=replace(rec.cram, layout=args.layout))
+        cfg = SweepConfig.for_recipe(args.model, rec, **common)
+    else:
+        cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
+        cfg = SweepConfig(model=args.model, methods=tuple(args.methods), cram=cram_cfg, **common)
     lm = models.load(args.model, dtype=args.dtype, device=args.device)
     folder = sweep_dir(cfg, results.store_root(args.profile, heavy=True))
     print(f"sweep folder: {folder}", flush=True)

@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from howmany import cram_scaling, cram_store, cram_sweep, cramming, results, targets
+from howmany import cramming, results
 from howmany.utils import data_dir
 
-CFG = cram_sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
+CFG = cramming.sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
                              n_strings=3, n_max_base=2, n_max_per_m=2, methods=("grow",),
                              batch_size=2, cram=cramming.CramConfig(max_steps=40, patience=20))
 
@@ -16,7 +16,7 @@ CFG = cram_sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens"
 @pytest.fixture(scope="module")
 def lm():
     torch.set_num_threads(1)
-    return cram_scaling.tiny_lm(d_model=32, d_vocab=64)
+    return cramming.scaling.tiny_lm(d_model=32, d_vocab=64)
 
 
 def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
@@ -30,19 +30,19 @@ def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow", counting)
-    folder = cram_sweep.sweep_dir(CFG, tmp_path)
+    folder = cramming.sweep.sweep_dir(CFG, tmp_path)
     with pytest.raises(KeyboardInterrupt):
-        cram_sweep.run_sweep(lm, CFG, folder)
+        cramming.sweep.run_sweep(lm, CFG, folder)
     done = sorted(p.name for p in folder.glob("m*.json"))
     assert done == ["m1-grow-s000.json", "m1-grow-s001.json", "m2-grow-s000.json",
                     "m2-grow-s001.json"]
     before = {p: p.stat().st_mtime_ns for p in folder.glob("m*.json")}
     calls.clear()
     kill[0] = False
-    cram_sweep.run_sweep(lm, CFG, folder)
+    cramming.sweep.run_sweep(lm, CFG, folder)
     assert calls == [1, 1]  # only string 2, for m = 1 and m = 2
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
-    summary = cram_sweep.summarise(cram_sweep.load_sweep(folder), n_boot=20)
+    summary = cramming.sweep.summarise(cramming.sweep.load_sweep(folder), n_boot=20)
     assert summary["counts"] == {1: {"done": 3, "nan": 0, "censored": summary["counts"][1]["censored"]},
                                  2: {"done": 3, "nan": 0, "censored": summary["counts"][2]["censored"]}}
     assert summary["fit"] is not None and len(summary["n50"]) == 2
@@ -53,68 +53,68 @@ def test_part_of_a_sweep_runs_in_its_folder_with_another_batch(lm, tmp_path, mon
     real = cramming.THRESHOLD_METHODS["grow"]
     monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
                         lambda *a, **k: calls.append((a[3], len(a[2]))) or real(*a, **k))
-    folder = cram_sweep.sweep_dir(CFG, tmp_path)
-    cram_sweep.run_sweep(lm, CFG, folder, only_ms=(2,), batch_size=3)
+    folder = cramming.sweep.sweep_dir(CFG, tmp_path)
+    cramming.sweep.run_sweep(lm, CFG, folder, only_ms=(2,), batch_size=3)
     assert calls == [(2, 3)]  # only m = 2, all three strings in one batch of 3
     assert sorted(p.name for p in folder.glob("m*.json")) == [f"m2-grow-s00{i}.json" for i in range(3)]
-    head = cram_sweep.load_sweep(folder)
-    assert cram_sweep.SweepConfig.from_dict(head["config"]) == CFG  # the sweep is unchanged
+    head = cramming.sweep.load_sweep(folder)
+    assert cramming.sweep.SweepConfig.from_dict(head["config"]) == CFG  # the sweep is unchanged
     assert {json.loads(p.read_text())["config"]["batch"] for p in folder.glob("m2*.json")} == {3}
     calls.clear()
-    cram_sweep.run_sweep(lm, CFG, folder)  # the whole sweep then skips what is done
+    cramming.sweep.run_sweep(lm, CFG, folder)  # the whole sweep then skips what is done
     assert calls == [(1, 2), (1, 1)]
     with pytest.raises(ValueError, match="not part"):
-        cram_sweep.run_sweep(lm, CFG, folder, only_ms=(5,))
+        cramming.sweep.run_sweep(lm, CFG, folder, only_ms=(5,))
     with pytest.raises(ValueError, match="positive"):
-        cram_sweep.run_sweep(lm, CFG, folder, batch_size=0)
+        cramming.sweep.run_sweep(lm, CFG, folder, batch_size=0)
 
 
 def test_find_sweeps_missing_names_make_results(tmp_path):
     with pytest.raises(results.MissingResultError, match="make results"):
-        cram_store.find_sweeps("smollm2-135m", root=tmp_path)
+        cramming.store.find_sweeps("smollm2-135m", root=tmp_path)
 
 
 def test_config_round_trip():
-    assert cram_sweep.SweepConfig.from_dict(results.to_jsonable(CFG)) == CFG
+    assert cramming.sweep.SweepConfig.from_dict(results.to_jsonable(CFG)) == CFG
 
 
 def test_targets_are_reproducible_and_checked():
-    a = targets.make_targets("random-tokens", 3, 5, seed=1, d_vocab=50)
-    b = targets.make_targets("random-tokens", 5, 5, seed=1, d_vocab=50)
+    a = cramming.targets.make_targets("random-tokens", 3, 5, seed=1, d_vocab=50)
+    b = cramming.targets.make_targets("random-tokens", 5, 5, seed=1, d_vocab=50)
     assert a.shape == (3, 5) and (a == b[:3]).all() and a.max() < 50
-    with pytest.raises(targets.TargetError, match="unknown target kind"):
-        targets.make_targets("poems", 1, 4, seed=0, d_vocab=50)
-    with pytest.raises(targets.TargetError, match="positive"):
-        targets.make_targets("random-tokens", 1, 0, seed=0, d_vocab=50)
-    with pytest.raises(targets.TargetError, match="tokenizer"):
-        targets.make_targets("random-words", 1, 4, seed=0, d_vocab=50)
+    with pytest.raises(cramming.targets.TargetError, match="unknown target kind"):
+        cramming.targets.make_targets("poems", 1, 4, seed=0, d_vocab=50)
+    with pytest.raises(cramming.targets.TargetError, match="positive"):
+        cramming.targets.make_targets("random-tokens", 1, 0, seed=0, d_vocab=50)
+    with pytest.raises(cramming.targets.TargetError, match="tokenizer"):
+        cramming.targets.make_targets("random-words", 1, 4, seed=0, d_vocab=50)
 
 
 def test_offline_english_corpus_and_word_list():
-    words = targets.word_list()
+    words = cramming.targets.word_list()
     assert len(words) > 2000 and all(w.isalpha() and w.islower() for w in words[:100])
-    assert "the" in targets.english_corpus().split()
+    assert "the" in cramming.targets.english_corpus().split()
 
 
 def test_scaling_grid_is_a_cross_and_proportionality_fit():
-    grid = cram_scaling.ScalingConfig().grid()
+    grid = cramming.scaling.ScalingConfig().grid()
     assert (32, 64) in grid and len(grid) == 5
     fits = [{"d_over_lnV": x, "slope": 2 * x} for x in (1.0, 2.0, 4.0)]
-    assert cram_scaling.proportionality(fits) == pytest.approx({"k": 2.0, "r2": 1.0})
+    assert cramming.scaling.proportionality(fits) == pytest.approx({"k": 2.0, "r2": 1.0})
 
 
 def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, monkeypatch):
     monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
-    cfg = cram_sweep.SweepConfig(model="smollm2-135m", ms=(1, 2), n_strings=4)
-    folder = cram_sweep.sweep_dir(cfg, tmp_path)
+    cfg = cramming.sweep.SweepConfig(model="smollm2-135m", ms=(1, 2), n_strings=4)
+    folder = cramming.sweep.sweep_dir(cfg, tmp_path)
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
     with pytest.raises(results.MissingResultError, match="no finished string"):
-        cram_store.book_sweeps("default")
+        cramming.store.book_sweeps("default")
     unit = {"config": {"m": 1, "method": "grow", "string": 0}, "provenance": {"wall_time_s": 1.0},
             "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}}
     results.atomic_write_json(folder / "m1-grow-s000.json", unit)
-    sweeps = cram_store.book_sweeps("default")
-    summary = cram_sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
+    sweeps = cramming.store.book_sweeps("default")
+    summary = cramming.sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
     assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None
 
 
@@ -124,15 +124,15 @@ def test_committed_sweeps_match_their_folder_and_make_results_resumes_them():
     folders = sorted((data_dir() / "cramming").glob("sweep-*/sweep.json"))
     assert folders, "no committed sweep"
     for head in folders:
-        cfg = cram_sweep.SweepConfig.from_dict(json.loads(head.read_text())["config"])
-        assert cram_sweep.sweep_dir(cfg, data_dir().parent).name == head.parent.name
+        cfg = cramming.sweep.SweepConfig.from_dict(json.loads(head.read_text())["config"])
+        assert cramming.sweep.sweep_dir(cfg, data_dir().parent).name == head.parent.name
     names = {p.parent.name for p in folders}
-    for model in cram_store.BOOK_MODELS:
-        assert cram_sweep.sweep_dir(cram_store.book_config(model, "full"), data_dir().parent).name in names
+    for model in cramming.store.BOOK_MODELS:
+        assert cramming.sweep.sweep_dir(cramming.store.book_config(model, "full"), data_dir().parent).name in names
 
 
 def _fake_sweep(folder, ms, kind="random-words", max_steps=300, rows=()):
-    cfg = cram_sweep.SweepConfig(model="smollm2-135m", kind=kind, ms=ms, n_strings=2,
+    cfg = cramming.sweep.SweepConfig(model="smollm2-135m", kind=kind, ms=ms, n_strings=2,
                                  cram=cramming.CramConfig(max_steps=max_steps))
     units = {}
     for m, i, thr, tokens in rows:
@@ -146,15 +146,15 @@ def test_merge_joins_an_extension_and_refuses_other_strings_or_protocols():
     base = _fake_sweep("a", [1, 2], rows=[(1, 0, 5, [7, 8]), (2, 0, 9, [7, 8, 9]), (1, 1, 4, [3, 4])])
     ext = _fake_sweep("b", [1, 2, 3], rows=[(3, 0, 12, [7, 8, 9, 10]), (1, 0, 99, [7, 8])])
     other = _fake_sweep("c", [1], max_steps=50, rows=[(1, 0, 1, [1, 2])])
-    merged = cram_store.merge_sweeps([base, ext, other])
+    merged = cramming.store.merge_sweeps([base, ext, other])
     assert merged["folders"] == ["a", "b"] and merged["skipped"] == ["c"]
     assert merged["config"]["ms"] == [1, 2, 3]
     assert [r["threshold"] for r in merged["units"]["grow"][1]] == [5, 4]  # base wins on overlap
     assert [r["threshold"] for r in merged["units"]["grow"][3]] == [12]
-    summary = cram_sweep.summarise(merged, n_boot=10)
+    summary = cramming.sweep.summarise(merged, n_boot=10)
     assert {r["m"] for r in summary["n50"]} == {1, 2, 3}
     clash = _fake_sweep("d", [3], rows=[(3, 1, 2, [3, 5, 6])])  # string 1 starts 3, 4 in `base`
     with pytest.raises(ValueError, match="string 1 has different tokens"):
-        cram_store.merge_sweeps([base, clash])
+        cramming.store.merge_sweeps([base, clash])
     with pytest.raises(ValueError, match="at least one"):
-        cram_store.merge_sweeps([])
+        cramming.store.merge_sweeps([])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from howmany import accessibility as acc
+from howmany.cramming import accessibility as acc
 
 
 def test_accessible_fraction_counts_thresholds():

@@ -1,0 +1,30 @@
+"""Cramming: how many tokens a frozen LM can be made to reproduce from m soft-prompt vectors.
+
+The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one concept a module:
+
+* ``engine``: ``CramConfig`` and ``cram``, the batched optimiser with verified greedy success;
+* ``thresholds``: threshold searches (warm growth with cold restarts, bisection, a fixed grid);
+* ``recipes``: named presets (the paper's, Kuratov et al.'s, Progressive Cramming's, the book's);
+* ``targets``: the strings to cram (random tokens, random words, natural text);
+* ``accessibility``: A(n), n50 with bootstrap CIs and the slope of n50 against m;
+* ``sweep``: resumable sweeps over m into the results store, and their summaries;
+* ``store``: the stored sweeps the book reads (find, merge, bounds);
+* ``scaling``: the slope against d and |V| on tiny random transformers.
+
+``from howmany import cramming`` gives the engine's names directly (``cramming.cram``,
+``cramming.CramConfig``) and every part as ``cramming.<module>``.
+
+Explained in: book/cramming.md
+"""
+
+from . import accessibility, engine, targets, thresholds  # noqa: I001  (order: no cycles)
+from . import recipes, sweep, store, scaling
+from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
+                     round_prompt, verify)
+from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
+                         thresholds_grow)
+
+__all__ = ["accessibility", "engine", "targets", "thresholds", "recipes", "sweep", "store",
+           "scaling", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
+           "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
+           "thresholds_bisect", "thresholds_grid", "thresholds_grow"]
