@@ -29,7 +29,8 @@ def test_overrides_skip_none_and_profiles_differ():
     assert cfg.with_overrides(text=None, m=2).m == 2 and cfg.with_overrides(text=None).text == cfg.text
     assert lab.LabConfig.for_profile("smoke").model.startswith("tiny-")
     gpu = lab.LabConfig.for_profile("default", gpu=True)
-    assert len(gpu.text) > len(cfg.text) and gpu.max_steps > cfg.max_steps
+    assert len(gpu.text) > len(cfg.text) and gpu.steps > cfg.steps
+    assert cfg.cram_config().string_steps == cfg.steps  # the book's recipe, capped by the budget
 
 
 def _states(html: str) -> list[str]:
@@ -45,10 +46,10 @@ def test_decode_html_colours_matches_first_failure_and_the_rest():
 
 
 def test_cram_text_verifies_a_prefix_and_reports_every_step(lm):
-    cfg = lab.LabConfig(model=TINY, text="ABAB", max_steps=150, patience=60, device="cpu")
+    cfg = lab.LabConfig(model=TINY, text="ABAB", steps=120, device="cpu")
     seen = []
     run = lab.cram_text(lm, cfg, callback=lambda step, info: seen.append(step))
-    assert seen == list(range(1, run["steps"] + 1))
+    assert seen == list(range(1, run["steps"] + 1)) and run["steps"] <= cfg.steps
     assert len(run["history"]["loss"]) == run["steps"]
     assert 1 <= run["threshold"] <= len(run["target"]) == 4
     # the decode from the verified prompt reproduces at least the verified prefix
@@ -70,7 +71,7 @@ def test_bound_uses_the_relative_precision_without_a_stored_geometry(lm):
 
 
 def test_bound_reads_the_geometry_chapter_for_stored_models():
-    from howmany.cram_store import stored_bounds
+    from howmany.cramming.store import stored_bounds
 
     fake = models.LM(None, None, "smollm2-135m", 576, 49152, 0, "float32", "cpu", "gguf")
     stored = stored_bounds("smollm2-135m")

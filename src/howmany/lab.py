@@ -1,8 +1,9 @@
 """Cram your own text: the lab's run, its live view, the coloured decode and the bound beside it.
 
-One soft prompt of ``m`` vectors is optimised with the book's cramming engine (warm growing
-curriculum, verified success; Meyer et al. 2026 §5.1, protocol of Kuratov et al. 2025) until a
-frozen model greedily reproduces as much of a reader's text as it can. The longest verified
+One soft prompt of ``m`` vectors is optimised with the book's cramming recipe
+(``cramming.recipes.book``: warm growing curriculum, verified success, cold restarts where growth
+stalls; Meyer et al. 2026 §5.1, protocol of Kuratov et al. 2025), within a total step budget,
+until a frozen model greedily reproduces as much of a reader's text as it can. The longest verified
 prefix is the text's *threshold*; Corollary 4.6 bounds it by about ``C m`` tokens, with the slope
 bound ``C`` from the geometry chapter's measured radius (THEORY.md §6–7).
 
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from . import bounds, cramming, profiles
+from .cramming import recipes
 from .utils import resolve_device
 
 SHORT_TEXT = ("A soft prompt is a handful of vectors that a frozen language model reads as if they "
@@ -40,8 +42,7 @@ class LabConfig:
     model: str = "smollm2-135m"  # offline name, tiny-model name or hub id (online)
     text: str = SHORT_TEXT  # the text to cram
     m: int = 1  # soft-prompt vectors
-    max_steps: int = 300  # budget: optimisation steps allowed per target length
-    patience: int = 100  # give up a length after this many steps without a lower loss
+    steps: int = 300  # budget: optimisation steps for the whole text (the recipe's string_steps)
     max_tokens: int = 64  # the text is cut to this many tokens
     seed: int = 0  # seed of the prompt's initialisation
     device: str = "auto"  # "auto": a GPU when one is visible, else the CPU
@@ -51,9 +52,9 @@ class LabConfig:
         """smoke: a tiny random model (seconds); default: SmolLM2-135M on a short text; on a GPU
         (or ``full``) the longer text with a larger budget."""
         gpu = resolve_device("auto") == "cuda" if gpu is None else gpu
-        big = cls(text=LONG_TEXT, max_steps=1000, patience=300, max_tokens=128)
+        big = cls(text=LONG_TEXT, steps=3000, max_tokens=128)
         return profiles.pick(profile, smoke=cls(model="tiny-llama-d32-v64-l2", text="HELLO, WORLD",
-                                                max_steps=60, patience=30, max_tokens=12),
+                                                steps=150, max_tokens=12),
                              default=big if gpu else cls(), full=big)
 
     def with_overrides(self, **changes) -> LabConfig:
@@ -61,8 +62,8 @@ class LabConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def cram_config(self) -> cramming.CramConfig:
-        """The book's default cramming recipe with this lab's step budget."""
-        return cramming.with_steps(cramming.CramConfig(), self.max_steps, self.patience)
+        """The book's cramming recipe (``recipes.book``) with this lab's total step budget."""
+        return replace(recipes.book().cram, string_steps=int(self.steps))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -134,9 +135,7 @@ def bound_for(lm, m: int) -> dict:
 
     Explained in: book/lab.md
     """
-    from .cram_store import stored_bounds
-
-    geo = stored_bounds(lm.name) if "/" not in lm.name else {}
+    geo = cramming.store.stored_bounds(lm.name) if "/" not in lm.name else {}
     if geo:
         c, conv = geo["absolute"]["C_ball"], "absolute, measured radius"
     else:
