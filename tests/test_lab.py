@@ -103,7 +103,8 @@ def test_live_view_keeps_only_the_final_figure(monkeypatch):
     view = lab.LiveView(5, every_s=0.0)
     for step in range(1, 4):
         view(step, {"loss": [2.0 / step], "n_verified": [step - 1], "length": [step]})
-    assert "verified" in shown[0].data and "progress" in shown[0].data  # the bar while running
+    assert "2/5" in shown[0].data and "<progress" in shown[0].data  # the bar while running
+    assert "data:image/png;base64," in shown[0].data  # and the figure under it
     fig = view.close()
-    assert shown[0].data == "" and shown[1] is fig  # bar blanked, the figure stays
+    assert list(shown) == [0] and shown[0] is fig  # one output, now the final figure alone
     assert view.hist["step"] == [1, 2, 3] and len(fig.axes) == 2

@@ -182,17 +182,17 @@ def decode_html(target: list[str], decoded: list[str]) -> str:
 class LiveView:
     """A ``cram`` callback that shows progress live in a notebook and keeps only the figure.
 
-    A progress bar (tqdm's meter, rendered as HTML) and a loss / verified-prefix figure are
-    shown through IPython display handles and redrawn at most every ``every_s`` seconds;
-    :meth:`close` draws the final figure and blanks the bar, so an executed notebook keeps
-    no progress text.
+    One output, updated in place through an IPython display handle at most every ``every_s``
+    seconds: while cramming runs, a progress bar (tqdm's meter) above the current loss /
+    verified-prefix figure; :meth:`close` replaces it with the final figure alone, so an
+    executed notebook keeps no progress text.
 
     Explained in: book/lab.md
     """
 
     def __init__(self, n_tokens: int, *, every_s: float = 1.0, figsize=(8, 3)):
         import matplotlib.pyplot as plt
-        from IPython.display import HTML, display
+        from IPython.display import display
 
         from . import plotting
 
@@ -201,18 +201,26 @@ class LiveView:
         self.fig, self.axes = plt.subplots(1, 2, figsize=figsize)
         plt.close(self.fig)  # shown only through the display handle, never by the backend
         self._t0 = self._last = time.perf_counter()
-        self._bar = display(HTML(self._bar_html()), display_id=True)
-        self._figure = display(self._redraw(), display_id=True)
+        self._handle = display(self._live(), display_id=True)
 
-    def _bar_html(self) -> str:
+    def _live(self):
+        """The running view: HTML with the bar and the figure as an inline PNG."""
+        import base64
+        import io
+
+        from IPython.display import HTML
         from tqdm import tqdm
 
-        done = self.hist["n_verified"][-1] if self.hist["step"] else 0
-        meter = tqdm.format_meter(int(done), self.n_tokens, time.perf_counter() - self._t0,
-                                  unit="tok", prefix="verified")
+        done = int(self.hist["n_verified"][-1]) if self.hist["step"] else 0
         step = self.hist["step"][-1] if self.hist["step"] else 0
-        return (f'<progress value="{done}" max="{self.n_tokens}" style="width:40%"></progress> '
-                f'<code>{html.escape(meter)} · step {step}</code>')
+        meter = tqdm.format_meter(done, self.n_tokens, time.perf_counter() - self._t0,
+                                  unit="tok", prefix="verified")
+        buf = io.BytesIO()
+        self._redraw().savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        png = base64.b64encode(buf.getvalue()).decode()
+        return HTML(f'<div><progress value="{done}" max="{self.n_tokens}" style="width:40%">'
+                    f'</progress> <code>{html.escape(meter)} · step {step}</code><br>'
+                    f'<img src="data:image/png;base64,{png}" style="max-width:100%"></div>')
 
     def _redraw(self):
         for ax in self.axes:
@@ -221,20 +229,14 @@ class LiveView:
         return self.fig
 
     def __call__(self, step: int, info: dict) -> None:
-        from IPython.display import HTML
-
         self.hist["step"].append(int(step))
         for key in ("loss", "n_verified", "length"):
             self.hist[key].append(float(info[key][0]) if key in info else float("nan"))
         if time.perf_counter() - self._last >= self.every_s:
-            self._bar.update(HTML(self._bar_html()))
-            self._figure.update(self._redraw())
+            self._handle.update(self._live())
             self._last = time.perf_counter()
 
     def close(self):
-        """Draw the final figure, remove the bar, and return the figure (for ``savefig``)."""
-        from IPython.display import HTML
-
-        self._figure.update(self._redraw())
-        self._bar.update(HTML(""))
+        """Replace the running view by the final figure and return it (for ``savefig``)."""
+        self._handle.update(self._redraw())
         return self.fig

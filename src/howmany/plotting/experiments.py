@@ -206,12 +206,13 @@ def plot_cram_progress(axes, history: dict, n_tokens: int):
                   label="target length being crammed")
         ax_n.step(step, history["n_verified"], where="post", color="C0", marker="s", markersize=3,
                   markevery=every, label="verified prefix")
-        if np.nanmin(history["loss"]) > 0:
+        lo, hi = np.nanmin(history["loss"]), np.nanmax(history["loss"])
+        if lo > 0 and hi / lo > 10:  # a log scale only when the loss spans a decade or more
             ax_loss.set_yscale("log")
     ax_n.axhline(n_tokens, **BOUND_STYLE, label=f"whole text ({n_tokens} tokens)")
     ax_loss.set(xlabel="optimisation step", ylabel="cross-entropy loss (nats/token)")
     ax_n.set(xlabel="optimisation step", ylabel="tokens", ylim=(0, n_tokens * 1.08 + 0.5))
-    ax_n.legend(frameon=False, fontsize="small", loc="lower right")
+    ax_n.legend(frameon=False, fontsize="small", loc="best")
     return axes
 
 
