@@ -52,7 +52,7 @@ def reference_one(name: str, target: np.ndarray, m: int, cfg: cramming.CramConfi
     tg = torch.as_tensor(target)[None]
     best, since = float("inf"), 0
     for _ in range(cfg.max_steps):
-        emb = cramming._frame(model, lm.bos_id, cfg.layout, x, tg[:, :-1])
+        emb = cramming.engine._frame(model, lm.bos_id, cfg.layout, x, tg[:, :-1])
         logits = model(inputs_embeds=emb, logits_to_keep=tg.shape[1]).logits
         loss = F.cross_entropy(logits[0], tg[0])
         acc = (logits[0].argmax(-1) == tg[0]).float().mean().item()  # the per-step sync
@@ -89,11 +89,16 @@ def reference_protocol(name, tg, m, cfg, grid) -> tuple[float, float, list]:
     return crossing(grid, np.mean(ok, axis=0)), time.perf_counter() - t0, ok
 
 
-def ours(name, tg, m, cfg, n_max) -> tuple[float, float, list]:
+def ours(name, tg, m, cfg, n_max, recipe=None) -> tuple[float, float, list]:
+    """Our engine: a named recipe (``--recipe``), else warm growth with the reference's caps."""
     t0 = time.perf_counter()
     lm = load(name)
-    res = cramming.thresholds_grow(lm.model, lm.bos_id, tg[:, :n_max], m, cfg,
-                                   seeds=range(len(tg)))
+    if recipe:
+        res = cramming.recipes.run(cramming.recipes.get(recipe), lm.model, lm.bos_id,
+                                   tg[:, :n_max], m, seeds=range(len(tg)), n_max=n_max)
+    else:
+        res = cramming.thresholds_grow(lm.model, lm.bos_id, tg[:, :n_max], m, cfg,
+                                       seeds=range(len(tg)))
     thr = [r["threshold"] for r in res]
     return float(np.median(thr)), time.perf_counter() - t0, thr
 
@@ -132,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-steps", type=int, default=300)
     ap.add_argument("--patience", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--recipe", default=None,
+                    help="our side runs this recipe (cramming.recipes) instead of plain growth")
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--throughput-only", action="store_true", help="only FLOP/s vs matmul peak")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
@@ -150,14 +157,15 @@ def main(argv=None) -> int:
            "cram": cfg.to_dict(), "matmul_peak_flop_per_s": peak, "step": thr,
            "fraction_of_peak": thr["flop_per_s"] / peak, "threads": torch.get_num_threads()}
     if not args.throughput_only:
-        n50_ours, t_ours, thr_ours = ours(args.model, tg, args.m, cfg, n_max)
+        n50_ours, t_ours, thr_ours = ours(args.model, tg, args.m, cfg, n_max, args.recipe)
         out.update(ours_n50=n50_ours, ours_wall_s=t_ours, ours_thresholds=thr_ours,
                    ours_n50_grid=crossing(args.grid, [np.mean(np.array(thr_ours) >= n)
                                                       for n in args.grid]))  # same estimator
     if not (args.skip_reference or args.throughput_only):
         n50_ref, t_ref, ok = reference_protocol(args.model, tg, args.m, cfg, args.grid)
         out.update(reference_n50=n50_ref, reference_wall_s=t_ref, reference_success=ok,
-                   speedup=t_ref / t_ours)
+                   speedup=t_ref / t_ours,
+                   n50_ratio=out["ours_n50_grid"] / n50_ref if n50_ref else None)  # same estimator
     path = data_dir() / "cramming" / f"benchmark-{args.model}-{results.config_key(vars(args))}.json"
     results.atomic_write_json(path, {"config": vars(args), "result": out,
                                      "provenance": results.provenance(seed=args.seed, device="cpu",

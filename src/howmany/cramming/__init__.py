@@ -18,13 +18,13 @@ Explained in: book/cramming.md
 """
 
 from . import accessibility, engine, targets, thresholds  # noqa: I001  (order: no cycles)
-from . import recipes, sweep, store, scaling
+from . import recipes, sweep, store, scaling, budget
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
 __all__ = ["accessibility", "engine", "targets", "thresholds", "recipes", "sweep", "store",
-           "scaling", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
+           "scaling", "budget", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
            "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
            "thresholds_bisect", "thresholds_grid", "thresholds_grow"]

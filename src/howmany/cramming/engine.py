@@ -55,7 +55,7 @@ class CramConfig:
     schedule: str = "constant"  # "constant", or "cosine": linear warm-up then cosine decay
     warmup: int = 0  # warm-up steps of the schedule (counted per string, from its (re)start)
     string_steps: int = 0  # cap on all steps of one string (0 = none); also the cosine horizon
-    restarts: int = 0  # grow: cold restarts with a fresh seed at the length where growth stalled
+    restarts: int = 0  # cold restarts (fresh seed) at a length where an attempt failed, per length
     cold_steps: int = 0  # step cap of a cold restart's first attempt (0 = max_steps)
 
     def __post_init__(self):
@@ -188,8 +188,8 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         One dict per row: ``status`` ("solved", "failed", "stopped" or "nan"), ``n_verified``
         (longest verified prefix), ``steps``, ``first_success_step``, ``loss``, ``tf_prefix``
         (teacher-forced correct prefix at the end), ``history`` (``[steps, n_verified]`` at
-        every verified success: the budget curve), ``restarts`` (steps at which cold restarts
-        began) and ``prompt`` (tensor, the verified one).
+        every verified success: the budget curve), ``restarts`` (``[steps, length]`` where each
+        cold restart began; restart ``r`` of a row uses seed ``seed + 104_729 * r``) and ``prompt`` (tensor, the verified one).
 
     Explained in: book/cramming.md
     """
@@ -209,6 +209,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
     cur = np.minimum(cur, lengths)
     best, since, attempt = np.full(b, np.inf), np.zeros(b, int), np.zeros(b, int)
     cap = np.full(b, cfg.max_steps)  # step cap of the current attempt
+    tries = np.zeros(b, int)  # cold restarts at the current length (reset by progress)
     out = [dict(status="active", n_verified=0, steps=0, first_success_step=None, loss=None,
                 tf_prefix=0, history=[], restarts=[], prompt=None) for _ in range(b)]
     b1, b2 = cfg.betas
@@ -263,7 +264,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                     o["status"] = "solved"
                 elif j in passed:  # grow: next target length, fresh patience, warm prompt
                     cur[i], best[i], since[i], attempt[i] = o["n_verified"] + 1, np.inf, 0, 0
-                    cap[i] = cfg.max_steps
+                    cap[i], tries[i] = cfg.max_steps, 0
                 else:
                     attempt[i] += 1
                     since[i] = 0 if lr_[j] < best[i] else since[i] + 1
@@ -272,10 +273,11 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                         o["status"] = "failed"
                 if cfg.string_steps and step >= cfg.string_steps and o["status"] == "active":
                     o["status"] = "failed"  # the string's whole budget is spent
-                if (o["status"] == "failed" and len(o["restarts"]) < cfg.restarts
+                if (o["status"] == "failed" and tries[i] < cfg.restarts
                         and not (cfg.string_steps and step >= cfg.string_steps)):
                     r = len(o["restarts"]) + 1  # cold restart at the stall length, fresh seed
-                    o["restarts"].append(step)
+                    o["restarts"].append([step, int(cur[i])])
+                    tries[i] += 1
                     fresh.add(i)
                     o["status"] = "active"
                     p[i] = init_prompts(model, m, [seeds[i] + 104_729 * r], cfg)[0].to(dev)

@@ -67,10 +67,11 @@ def kuratov() -> Recipe:
 def progressive() -> Recipe:
     """Progressive Cramming (Tarasov et al., ICML 2026, `FusionBrainLab/progressive_cramming`):
     the target grows with warm starts; lr 0.1 with 100 warm-up steps and a cosine decay over the
-    string's whole step budget; init N(0, 0.02²); up to 1,000 steps per added token."""
+    string's whole budget of 10,000 steps; init N(0, 0.02²); at most 1,000 steps per stage (their
+    README's paper settings; their stages add tokens in steps, ours by the verified prefix)."""
     return Recipe("progressive", method="grow", cram=CramConfig(
         lr=0.1, init="fixed", init_scale=0.02, schedule="cosine", warmup=100, max_steps=1000,
-        patience=1000, string_steps=16_000))
+        patience=1000, string_steps=10_000))
 
 
 def book() -> Recipe:
@@ -93,13 +94,25 @@ PRESETS = {"paper": paper, "kuratov": kuratov, "progressive": progressive, "book
 
 
 def get(name: str) -> Recipe:
-    """The preset ``name`` (one of ``PRESETS``); a one-line error names the valid ones.
+    """The preset ``name`` (one of ``PRESETS``), or ``"<preset>@x<k>"`` for that preset with
+    every step cap multiplied by ``k`` (``"book@x2"``: twice the budget; ``"paper@x0.25"``).
+    A bad name raises ``ValueError`` naming the valid ones.
 
     Explained in: book/cramming.md
     """
-    if name not in PRESETS:
-        raise ValueError(f"unknown recipe {name!r}: choose one of {', '.join(PRESETS)}")
-    return PRESETS[name]()
+    base, _, scale = name.partition("@x")
+    if base not in PRESETS:
+        raise ValueError(f"unknown recipe {name!r}: choose one of {', '.join(PRESETS)}, "
+                         "optionally with a budget scale such as 'book@x2'")
+    if not scale:
+        return PRESETS[base]()
+    try:
+        k = float(scale)
+    except ValueError:
+        k = -1.0
+    if not (k > 0 and k == k):
+        raise ValueError(f"budget scale in {name!r} must be a positive number, e.g. 'book@x2'")
+    return replace(PRESETS[base]().scaled(k), name=name)
 
 
 def run(recipe: Recipe, model, bos_id, targets, m: int, *, seeds, n_max: int,

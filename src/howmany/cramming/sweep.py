@@ -195,9 +195,10 @@ def add_cli(sub) -> None:
     p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
     p.add_argument("--strings", type=int, default=16, help="strings per m")
     p.add_argument("--kind", default="random-words", choices=targets.KINDS)
-    p.add_argument("--recipe", default=None, choices=sorted(recipes.PRESETS),
-                   help="a named recipe (sets the method, optimiser and step caps; "
-                        "--methods/--max-steps/--patience are then ignored)")
+    p.add_argument("--recipe", default=None,
+                   help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
+                        "('book@x2'); sets the method, optimiser and step caps "
+                        "(--methods/--max-steps/--patience are then ignored)")
     p.add_argument("--methods", nargs="+", default=["grow", "bisect"],
                    choices=sorted(THRESHOLD_METHODS))
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])

@@ -28,7 +28,7 @@ def _row(threshold: int, *, censored: bool, steps: int, nan: bool, method: str,
     return dict(threshold=int(threshold), censored=bool(censored), steps=int(steps),
                 status="nan" if nan else "ok", method=method,
                 history=[[int(s), int(n)] for s, n in history],
-                restarts=[int(s) for s in restarts], **extra)
+                restarts=[[int(s), int(n)] for s, n in restarts], **extra)
 
 
 def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
@@ -37,7 +37,7 @@ def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n
 
     Returns one dict per string: ``threshold``, ``censored`` (reached ``n_max``), ``steps``,
     ``status`` ("ok" or "nan"), ``history`` (``[steps, threshold]`` pairs: the budget curve) and
-    ``restarts`` (steps at which a cold restart began).
+    ``restarts`` (``[steps, length]`` of every cold restart).
 
     Explained in: book/cramming.md
     """

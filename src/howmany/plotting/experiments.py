@@ -36,6 +36,28 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
+def plot_budget_curves(ax, curves: dict, *, bound=None):
+    """Median threshold against optimisation steps per string, one curve per recipe (log x).
+
+    Args:
+        curves: ``{recipe: (budgets, medians)}`` from ``cramming.budget.curve``.
+        bound: optional slope bound × m drawn as a dashed grey line (tokens).
+
+    Explained in: book/cramming.md
+    """
+    from .style import BOUND_STYLE, MARKERS
+
+    for k, (name, (budgets, med)) in enumerate(curves.items()):
+        ax.plot(budgets, med, marker=MARKERS[k % len(MARKERS)], markersize=4, markevery=4,
+                drawstyle="steps-post", label=name)
+    if bound is not None:
+        ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
+    ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",
+           ylabel="median threshold (tokens)")
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
 def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measured n50",
                   marker="o", bound_slope=None):
     """n50 against m with 95 % CI bars, the OLS line, and optionally a dashed bound ``C m``.
@@ -112,7 +134,8 @@ def plot_cold_vs_warm(ax, cold: dict, warm: dict):
     return ax
 
 
-__all__ += ["plot_accessibility", "plot_n50_vs_m", "plot_scaling", "plot_cold_vs_warm"]
+__all__ += ["plot_accessibility", "plot_n50_vs_m", "plot_scaling", "plot_cold_vs_warm",
+            "plot_budget_curves"]
 
 
 # ---- copying (book/copying.md) --------------------------------------------------------------

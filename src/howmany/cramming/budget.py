@@ -1,0 +1,156 @@
+"""How strong is the optimiser? Budget curves of cramming recipes, and the choice of the book's.
+
+A cramming threshold is a lower bound on what the model can be made to say (Meyer et al. 2026,
+§5.1): it rises with the optimisation budget until the optimiser, not the model, stops it. A
+*budget curve* is the median threshold over strings against the steps spent per string. Every
+recipe of ``howmany.cramming.recipes`` is run on the same strings; each stored unit keeps its
+``history`` (``[steps, threshold]`` at every verified success), so one run gives its whole curve
+for constant-rate recipes (``thresholds.threshold_at``).
+
+A recipe is *converged* on these strings when doubling its budget moves the median threshold by
+less than ``CONVERGED`` (relative); the book's recipe should also reach the highest median of all
+recipes with at most a third of the steps of the best other recipe it ties with or beats.
+
+Explained in: book/cramming.md
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .thresholds import threshold_at
+
+CONVERGED = 0.05  # largest relative change of the median threshold when the budget doubles
+
+
+def unit_rows(sweep: dict, m: int) -> list[dict]:
+    """The finished, finite units of one sweep at prompt length ``m`` (any method)."""
+    rows = [r for by_m in sweep["units"].values() for r in by_m.get(m, [])]
+    return [r for r in rows if r["status"] != "nan"]
+
+
+def curve(rows: list[dict], budgets) -> np.ndarray:
+    """Median threshold over strings after each per-string budget in ``budgets`` (steps).
+
+    A string whose run stopped before a budget keeps its final threshold there: its recipe
+    would not have used the extra steps.
+
+    Explained in: book/cramming.md
+    """
+    if not rows:
+        raise ValueError("no finished string to draw a budget curve from")
+    at = [[threshold_at(r.get("history", []), b) if b < r["steps"] else r["threshold"]
+           for r in rows] for b in budgets]
+    return np.median(np.asarray(at, dtype=float), axis=1)
+
+
+def budget_grid(rows_by_recipe: dict, n: int = 40) -> np.ndarray:
+    """Log-spaced per-string budgets from 10 steps to the largest run of any recipe."""
+    top = max(max(r["steps"] for r in rows) for rows in rows_by_recipe.values() if rows)
+    return np.unique(np.geomspace(10, max(top, 11), n).round().astype(int))
+
+
+def table(rows_by_recipe: dict, wall_by_recipe: dict | None = None) -> list[dict]:
+    """One row per recipe: strings, median threshold, median and total steps, wall time,
+    and the median threshold at half the median budget (the convergence check).
+
+    Explained in: book/cramming.md
+    """
+    out = []
+    for name, rows in rows_by_recipe.items():
+        if not rows:
+            continue
+        steps = np.array([r["steps"] for r in rows], dtype=float)
+        med = float(np.median([r["threshold"] for r in rows]))
+        half = float(curve(rows, [int(np.median(steps) / 2)])[0])
+        out.append(dict(recipe=name, strings=len(rows), median_threshold=med,
+                        median_steps=float(np.median(steps)), total_steps=int(steps.sum()),
+                        wall_s=(wall_by_recipe or {}).get(name),
+                        median_at_half_budget=half,
+                        converged=bool(med > 0 and abs(med - half) / med < CONVERGED),
+                        censored=sum(bool(r["censored"]) for r in rows)))
+    return out
+
+
+def verdict(rows: list[dict], chosen: str) -> dict:
+    """Does ``chosen`` meet the book's bar against the other recipes of ``table`` rows?
+
+    Returns the best other recipe it ties with or beats (``rival``), the step ratio against it,
+    whether it has the highest median, whether it uses at most a third of the rival's steps, and
+    whether it is converged: measured against the run with twice its budget
+    (``"<chosen>@x2"``) when there is one (``doubled``), else from its own curve at half budget.
+
+    Explained in: book/cramming.md
+    """
+    by = {r["recipe"]: r for r in rows}
+    if chosen not in by:
+        raise KeyError(f"recipe {chosen!r} has no finished string")
+    me = by[chosen]
+    others = [r for r in rows if r["recipe"].partition("@x")[0] != chosen]
+    twice = by.get(f"{chosen}@x2")
+    converged, change = me["converged"], None
+    if twice is not None and me["median_threshold"] > 0:
+        change = abs(twice["median_threshold"] - me["median_threshold"]) / me["median_threshold"]
+        converged = change < CONVERGED
+    beaten = [r for r in others if me["median_threshold"] >= r["median_threshold"]]
+    rival = max(beaten, key=lambda r: r["median_threshold"], default=None)
+    ratio = me["median_steps"] / rival["median_steps"] if rival else None
+    return dict(chosen=chosen, rival=rival["recipe"] if rival else None, step_ratio=ratio,
+                highest=all(me["median_threshold"] >= r["median_threshold"] for r in others),
+                third=bool(ratio is not None and ratio <= 1 / 3), converged=bool(converged),
+                doubled=twice is not None, change_when_doubled=change)
+
+
+def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -> dict:
+    """``{recipe: load_sweep(...)}`` of the stored sweeps of ``model`` that ran each recipe
+    (the newest folder per recipe); recipes with no stored sweep are left out.
+
+    Explained in: book/cramming.md
+    """
+    from . import store, sweep
+
+    out = {}
+    try:
+        folders = store.find_sweeps(model, kind=kind, root=root)
+    except Exception:  # noqa: BLE001 - no sweep at all: nothing to show
+        return out
+    for folder in folders:  # newest first
+        s = sweep.load_sweep(folder)
+        name = s["config"].get("recipe", "")
+        if name in names and name not in out:
+            out[name] = s
+    return out
+
+
+def tiny_curves(names, *, scale: float, n_strings: int = 6, m: int = 1, n_max: int = 16,
+                d_model: int = 32, d_vocab: int = 64, seed: int = 0) -> dict:
+    """Every recipe of ``names`` (step caps × ``scale``) on the same random strings of a tiny
+    LeCun-initialised model: ``{recipe: {"rows": [...], "wall_s": float}}``.
+
+    Explained in: book/cramming.md
+    """
+    import time
+
+    from . import recipes, scaling
+
+    lm = scaling.tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed)
+    tg = np.random.default_rng([seed, 7]).integers(2, d_vocab, size=(n_strings, n_max))
+    out = {}
+    for name in names:
+        rec = recipes.get(name).scaled(scale)
+        if rec.method == "grid":  # a tiny model crams a few tokens: try every length
+            rec = replace(rec, grid_step=1)
+        t0 = time.perf_counter()
+        rows = recipes.run(rec, lm.model, lm.bos_id, tg, m, n_max=n_max,
+                           seeds=[seed * 1000 + i for i in range(n_strings)])
+        out[name] = {"rows": rows, "wall_s": time.perf_counter() - t0}
+    return out
+
+
+def panel(rows: list[dict], n_budgets: int = 40) -> dict:
+    """``{"budgets", "median"}`` of one recipe's rows on a log grid up to its longest run."""
+    top = max(r["steps"] for r in rows)
+    budgets = np.unique(np.geomspace(10, max(top, 11), n_budgets).round().astype(int))
+    return {"budgets": budgets.tolist(), "median": curve(rows, budgets).tolist()}

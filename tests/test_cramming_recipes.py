@@ -1,0 +1,131 @@
+"""Recipes, cold restarts and budget curves of howmany.cramming (tiny LeCun model)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from howmany import cramming
+from howmany.cramming import budget, recipes
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return cramming.scaling.tiny_lm(d_model=32, d_vocab=64, seed=0)
+
+
+@pytest.fixture(scope="module")
+def strings():
+    return np.random.default_rng(5).integers(2, 64, size=(3, 8))
+
+
+STALL = cramming.CramConfig(max_steps=8, patience=4)  # warm growth that stalls at once
+
+
+def test_a_stalled_curriculum_gets_cold_restarts_and_no_crammable_string_reads_zero(lm, strings):
+    stalled = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, STALL, seeds=range(3))
+    assert [r["threshold"] for r in stalled] == [0, 0, 0]
+    cold = cramming.thresholds_bisect(lm.model, lm.bos_id, strings, 1,
+                                      cramming.CramConfig(max_steps=150, patience=50),
+                                      seeds=range(3))
+    cfg = cramming.CramConfig(max_steps=8, patience=4, restarts=1, cold_steps=150)
+    fixed = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, cfg, seeds=range(3))
+    for c, f in zip(cold, fixed):
+        assert f["restarts"], "a stalled string must get a cold restart"
+        if c["threshold"] > 0:  # crammable from cold: the threshold is no longer zero
+            assert f["threshold"] > 0
+
+
+def test_no_threshold_below_a_cold_start_at_the_next_length(lm, strings):
+    """Every stored threshold t: a cold start of the same recipe at t + 1 (its restart seed)
+    fails. Each string runs alone so the restart is bit-for-bit the cold run checked here."""
+    cfg = cramming.CramConfig(max_steps=8, patience=4, restarts=1, cold_steps=150)
+    for i in range(len(strings)):
+        r = cramming.thresholds_grow(lm.model, lm.bos_id, strings[i:i + 1], 1, cfg, seeds=[i])[0]
+        if r["censored"]:
+            continue
+        last_step, length = r["restarts"][-1]
+        assert length == r["threshold"] + 1
+        k = len(r["restarts"])
+        cold = cramming.CramConfig(max_steps=150, patience=4)
+        res = cramming.cram(lm.model, lm.bos_id, strings[i:i + 1], 1, cold, lengths=[length],
+                            seeds=[i + 104_729 * k])[0]
+        assert res["status"] == "failed"
+
+
+def test_history_is_a_budget_curve_and_threshold_at_reads_it(lm, strings):
+    cfg = cramming.CramConfig(max_steps=100, patience=50)
+    rows = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, cfg, seeds=range(3))
+    for r in rows:
+        steps = [s for s, _ in r["history"]]
+        assert steps == sorted(steps) and all(s <= r["steps"] for s in steps)
+        assert cramming.threshold_at(r["history"], r["steps"]) == r["threshold"]
+        assert cramming.threshold_at(r["history"], 0) == 0
+    med = budget.curve(rows, [1, 10, 10_000])
+    assert list(med) == sorted(med) and med[-1] == np.median([r["threshold"] for r in rows])
+
+
+def test_every_preset_runs_on_a_tiny_model(lm, strings):
+    for name in recipes.PRESETS:
+        rec = recipes.get(name).scaled(0.01)
+        if rec.method == "grid":
+            rec = dataclasses.replace(rec, grid_step=2)
+        rows = recipes.run(rec, lm.model, lm.bos_id, strings[:2], 1, seeds=[0, 1], n_max=6)
+        assert len(rows) == 2 and all(r["method"] == rec.method for r in rows)
+        assert all(0 <= r["threshold"] <= 6 and r["steps"] > 0 for r in rows)
+
+
+def test_grid_protocol_records_every_length(lm, strings):
+    cfg = cramming.CramConfig(max_steps=200, patience=50)
+    rows = cramming.thresholds_grid(lm.model, lm.bos_id, strings[:2], 1, cfg, seeds=[0, 1],
+                                    grid=[1, 3, 5])
+    for r in rows:
+        assert r["grid"] == [1, 3, 5] and len(r["solved"]) == 3
+        solved = [n for n, ok in zip(r["grid"], r["solved"]) if ok]
+        assert r["threshold"] == (max(solved) if solved else 0)
+
+
+def test_recipe_names_scales_and_bad_values():
+    assert recipes.get("book@x2").cram.max_steps == 2 * recipes.get("book").cram.max_steps
+    assert recipes.get("paper").method == "grid" and recipes.get("kuratov").method == "bisect"
+    for bad in ("nope", "book@x0", "book@x-1", "book@xfast"):
+        with pytest.raises(ValueError, match="recipe|scale"):
+            recipes.get(bad)
+    with pytest.raises(ValueError, match="threshold method"):
+        recipes.Recipe("x", method="anneal")
+    for kw in (dict(lr=-1.0), dict(max_steps=0), dict(patience=-3), dict(schedule="step"),
+               dict(init="zeros"), dict(restarts=-1), dict(init_scale=0.0)):
+        with pytest.raises(ValueError):
+            cramming.CramConfig(**kw)
+
+
+def test_cosine_schedule_warms_up_then_decays():
+    cfg = recipes.get("progressive").cram
+    lr = cfg.lr_at(np.array([0, 49, 99, 100, 5_000, 9_999]))
+    assert lr[0] < lr[1] < lr[2] == pytest.approx(cfg.lr)
+    assert lr[3] == pytest.approx(cfg.lr) and lr[3] > lr[4] > lr[5] >= 0
+    assert np.all(cramming.CramConfig().lr_at([0, 10, 1000]) == 1e-2)
+
+
+def test_new_knobs_left_at_off_keep_the_stored_hash():
+    from howmany import results
+
+    old = {k: v for k, v in cramming.CramConfig().to_dict().items()}
+    assert "restarts" not in old and "schedule" not in old
+    assert results.config_key(cramming.CramConfig(restarts=1)) != results.config_key(
+        cramming.CramConfig())
+
+
+def test_verdict_reads_the_table():
+    def rows(ts, steps):
+        return [dict(threshold=t, steps=s, censored=False, status="ok", history=[[s, t]])
+                for t, s in zip(ts, steps)]
+
+    tab = budget.table({"book": rows([10, 12, 14], [100] * 3),
+                        "paper": rows([8, 10, 12], [900] * 3),
+                        "book@x2": rows([10, 12, 14], [200] * 3)})
+    v = budget.verdict(tab, "book")
+    assert v["rival"] == "paper" and v["highest"] and v["third"]
+    assert v["doubled"] and v["converged"] and v["change_when_doubled"] == 0
+    with pytest.raises(KeyError):
+        budget.verdict(tab, "kuratov")
