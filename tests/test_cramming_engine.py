@@ -111,3 +111,13 @@ def test_bfloat16_model_crams_with_fp32_master_prompt():
     lm16.model.to(torch.bfloat16)
     out = cramming.cram(lm16.model, lm16.bos_id, np.array([[5, 9, 3]]), 2, CFG, seeds=[4])[0]
     assert out["status"] == "solved" and out["prompt"].dtype == torch.float32
+
+
+def test_tiny_lm_resolves_auto_device_and_keeps_its_weights():
+    from howmany.cramming import scaling
+    from howmany.utils import resolve_device
+
+    cpu, auto = scaling.tiny_lm(seed=3), scaling.tiny_lm(seed=3, device="auto")
+    assert auto.device == resolve_device("auto") and cpu.device == "cpu"
+    w_cpu = next(cpu.model.parameters())
+    assert torch.equal(w_cpu, next(auto.model.parameters()).cpu())  # drawn on the CPU either way

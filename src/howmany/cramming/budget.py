@@ -125,7 +125,7 @@ def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -
 
 
 def tiny_curves(names, *, scale: float, n_strings: int = 6, m: int = 1, n_max: int = 16,
-                d_model: int = 32, d_vocab: int = 64, seed: int = 0) -> dict:
+                d_model: int = 32, d_vocab: int = 64, seed: int = 0, device: str = "cpu") -> dict:
     """Every recipe of ``names`` (step caps × ``scale``) on the same random strings of a tiny
     LeCun-initialised model: ``{recipe: {"rows": [...], "wall_s": float}}``.
 
@@ -135,7 +135,7 @@ def tiny_curves(names, *, scale: float, n_strings: int = 6, m: int = 1, n_max: i
 
     from . import recipes, scaling
 
-    lm = scaling.tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed)
+    lm = scaling.tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed, device=device)
     tg = np.random.default_rng([seed, 7]).integers(2, d_vocab, size=(n_strings, n_max))
     out = {}
     for name in names:

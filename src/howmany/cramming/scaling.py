@@ -16,7 +16,7 @@ Explained in: book/cramming.md
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
@@ -24,11 +24,16 @@ from tqdm import tqdm
 
 from .. import bounds, models, profiles
 from . import accessibility, thresholds
+from ..utils import resolve_device
 from .engine import CramConfig
 
 
-def tiny_lm(*, d_model: int = 32, d_vocab: int = 64, n_layers: int = 2, seed: int = 0):
+def tiny_lm(*, d_model: int = 32, d_vocab: int = 64, n_layers: int = 2, seed: int = 0,
+            device: str = "cpu"):
     """``models.tiny`` with LeCun-initialised weights (every matrix ~ N(0, 1/fan_in)).
+
+    The weights are drawn on the CPU (the same on every machine), then moved to ``device``
+    (``"auto"``: a GPU when one is visible).
 
     Explained in: book/cramming.md
     """
@@ -38,7 +43,8 @@ def tiny_lm(*, d_model: int = 32, d_vocab: int = 64, n_layers: int = 2, seed: in
         for p in lm.model.parameters():
             if p.dim() == 2:
                 p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
-    return lm
+    device = resolve_device(device)
+    return lm if device == "cpu" else replace(lm, model=lm.model.to(device), device=device)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ class ScalingConfig:
         return asdict(self)
 
 
-def run_scaling(cfg: ScalingConfig, *, verbose: bool = False) -> dict:
+def run_scaling(cfg: ScalingConfig, *, verbose: bool = False, device: str = "cpu") -> dict:
     """Thresholds (grow method) for every (d, |V|, m); slope fit per model; theory column.
 
     Returns:
@@ -91,7 +97,7 @@ def run_scaling(cfg: ScalingConfig, *, verbose: bool = False) -> dict:
     for d, v, m in bar:
         if (d, v) not in cache:
             cache.clear()
-            cache[(d, v)] = tiny_lm(d_model=d, d_vocab=v, seed=cfg.seed)
+            cache[(d, v)] = tiny_lm(d_model=d, d_vocab=v, seed=cfg.seed, device=device)
         lm = cache[(d, v)]
         tg = np.random.default_rng([cfg.seed, d, v]).integers(2, v, size=(cfg.n_strings, cfg.n_max))
         res = thresholds.thresholds_grow(lm.model, lm.bos_id, tg, m, cfg.cram,
@@ -120,13 +126,14 @@ def proportionality(fits: list[dict]) -> dict:
 
 
 def cold_vs_warm(*, d_model: int = 32, d_vocab: int = 64, ms=(1, 2), n_strings: int = 8,
-                 n_max: int = 24, seed: int = 0, cram: CramConfig | None = None) -> dict:
+                 n_max: int = 24, seed: int = 0, cram: CramConfig | None = None,
+                 device: str = "cpu") -> dict:
     """Both threshold methods on the same strings and model: ``{method: {m: thresholds}}``.
 
     Explained in: book/cramming.md
     """
     cram = cram or CramConfig(max_steps=150, patience=50)
-    lm = tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed)
+    lm = tiny_lm(d_model=d_model, d_vocab=d_vocab, seed=seed, device=device)
     tg = np.random.default_rng([seed, d_model, d_vocab]).integers(2, d_vocab, size=(n_strings, n_max))
     out: dict = {}
     for method in ("grow", "bisect"):

@@ -202,3 +202,41 @@ def plot_copy_counts(ax, n_max: int, bounds: dict, cliffs: dict, *, vocab: int =
 
 
 __all__ += ["plot_copy_cliff", "plot_copy_counts"]
+
+
+# ---- lab: cram your own text (book/lab.md) ---------------------------------------------------
+
+def plot_cram_progress(axes, history: dict, n_tokens: int):
+    """Two panels of one cramming run: the loss per step (log scale), and the verified prefix
+    with the current target length per step against the text's length (dashed).
+
+    Args:
+        axes: two axes. history: lists ``step``, ``loss``, ``n_verified``, ``length`` (tokens).
+        n_tokens: length of the text in tokens.
+
+    Explained in: book/lab.md
+    """
+    import numpy as np
+
+    from .style import BOUND_STYLE
+
+    step = np.asarray(history["step"], float)
+    every = max(1, len(step) // 12)
+    ax_loss, ax_n = axes
+    if len(step):
+        ax_loss.plot(step, history["loss"], color="C0", marker="o", markersize=3, markevery=every)
+        ax_n.step(step, history["length"], where="post", color="C1", linewidth=1,
+                  label="target length being crammed")
+        ax_n.step(step, history["n_verified"], where="post", color="C0", marker="s", markersize=3,
+                  markevery=every, label="verified prefix")
+        lo, hi = np.nanmin(history["loss"]), np.nanmax(history["loss"])
+        if lo > 0 and hi / lo > 10:  # a log scale only when the loss spans a decade or more
+            ax_loss.set_yscale("log")
+    ax_n.axhline(n_tokens, **BOUND_STYLE, label=f"whole text ({n_tokens} tokens)")
+    ax_loss.set(xlabel="optimisation step", ylabel="cross-entropy loss (nats/token)")
+    ax_n.set(xlabel="optimisation step", ylabel="tokens", ylim=(0, n_tokens * 1.08 + 0.5))
+    ax_n.legend(frameon=False, fontsize="small", loc="best")
+    return axes
+
+
+__all__ += ["plot_cram_progress"]

@@ -149,6 +149,48 @@ def plot_points(ax, points, r, *, eps=None, shape="ball", label=None):
 __all__ += ["plot_output_counts", "plot_prompt_plane", "plot_packing_counts", "plot_points"]
 
 
+def _crossings(starts, ends) -> int:
+    """Crossing pairs among segments ``starts[i] -> ends[i]`` plus segments grazing an end point."""
+    def side(a, b, c):
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    def near(a, b, c, tol=0.07):  # c within tol of segment a-b (but not its end point b)
+        ab, ac = (b[0] - a[0], b[1] - a[1]), (c[0] - a[0], c[1] - a[1])
+        t = max(0.0, min(1.0, (ab[0] * ac[0] + ab[1] * ac[1]) / (ab[0] ** 2 + ab[1] ** 2)))
+        return c != b and (ac[0] - t * ab[0]) ** 2 + (ac[1] - t * ab[1]) ** 2 < tol**2
+    segs, count = list(zip(starts, ends)), 0
+    for i, (a, b) in enumerate(segs):
+        count += sum(near(a, b, d) for _, d in segs)  # a line grazing another point misleads
+        for c, d in segs[i + 1:]:
+            count += 2 * (side(a, b, c) * side(a, b, d) < 0 and side(c, d, a) * side(c, d, b) < 0)
+    return count
+
+
+def _label_points(ax, points, *, x_label=25.0, span=(8e5, 1.2e3)):
+    """Mark (label, x, y) points on log axes and name each in a column at ``x_label``.
+
+    The points sit close together (two share d = 2048), so labels go in a column, spaced evenly
+    on the log y axis, joined to their points by thin lines; among the orders of up to eight
+    labels, the one whose lines cross least (then closest to the points' heights) is used.
+    """
+    import itertools
+
+    import numpy as np
+
+    ys = np.geomspace(*span, num=max(len(points), 2))[: len(points)]
+    ends = [(np.log10(x), np.log10(y)) for _, x, y in points]
+    starts = [(np.log10(x_label), np.log10(y)) for y in ys]
+    by_height = sorted(range(len(points)), key=lambda i: -points[i][2])
+    orders = itertools.permutations(by_height) if len(points) <= 8 else [by_height]
+    best = min(orders, key=lambda o: (_crossings(starts, [ends[i] for i in o]),
+                                      sum(abs(k - by_height.index(i)) for k, i in enumerate(o))))
+    for y, i in zip(ys, best):
+        label, x, ratio = points[i]
+        ax.plot(x, ratio, "o", color="C1", ms=6, mec="k", zorder=3)
+        ax.annotate(label, xy=(x, ratio), xytext=(x_label, y), fontsize="x-small", va="center",
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
+                    arrowprops=dict(arrowstyle="-", color="white", lw=0.7, shrinkA=0, shrinkB=3))
+
+
 def plot_log_packing_map(ax, d_values, ratios, log10_P, *, points=None):
     """Heatmap of log10 P (rows: r/ε, columns: d), log axes, contour lines; optional labelled points.
 
@@ -163,8 +205,7 @@ def plot_log_packing_map(ax, d_values, ratios, log10_P, *, points=None):
     cs = ax.contour(d_values, ratios, log10_P, levels=[1e1, 1e2, 1e3, 1e4], colors="white",
                     linewidths=0.8)
     ax.clabel(cs, fmt=lambda v: f"$10^{{{v:.0f}}}$", fontsize="x-small")
-    for _, d, ratio in points or []:  # labels would overlap: the caption names the points
-        ax.plot(d, ratio, "o", color="C1", ms=6, mec="k")
+    _label_points(ax, points or [])
     ax.set(xscale="log", yscale="log", xlabel="dimension d", ylabel=r"$r/\varepsilon$")
     ax.grid(False)
     ax.figure.colorbar(mesh, ax=ax, label=r"decimal digits of $(1+2r/\varepsilon)^d$")
