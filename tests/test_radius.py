@@ -116,3 +116,11 @@ def test_cached_run_smoke_on_a_tiny_model():
     res = rec.result
     assert res["dtype"] == "float16" and len(res["lengths"]) == 3
     assert np.isfinite(res["pooled"]["r_inf"]) and rec.provenance["dtype"] == "float16"
+
+
+def test_pooled_norms_is_a_seeded_permutation_of_all_states(lm):
+    out = radius.sweep(lm.model.base_model, CFG)
+    pooled = radius.pooled_norms(out, seed=1)
+    everything = [v for row in out["lengths"] for v in row["linf"]]
+    assert sorted(pooled) == sorted(everything) and pooled == radius.pooled_norms(out, seed=1)
+    assert radius.running_max(pooled)[-1] == out["pooled"]["r_inf"]

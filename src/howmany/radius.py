@@ -130,6 +130,17 @@ def running_max(linf: list) -> np.ndarray:
     return np.maximum.accumulate(x)
 
 
+def pooled_norms(result: dict, *, seed: int = 0) -> list:
+    """Every state's ``||h||_inf`` of a :func:`sweep` over all lengths, in a seeded random order.
+
+    Feeding this to :func:`running_max` shows how the pooled maximum (the paper's r) settles.
+
+    Explained in: book/geometry.md
+    """
+    norms = [v for row in result["lengths"] for v in row["linf"]]
+    return [norms[i] for i in np.random.default_rng(seed).permutation(len(norms))]
+
+
 def unloaded_twin(lm, *, seed: int = 0, norm_init: float = 1.0):
     """The base model with random weights, as ``AutoModel`` builds it when no checkpoint key matches.
 

@@ -11,7 +11,8 @@ __all__: list[str] = ["plot_radius_by_position", "plot_rank_volume", "plot_paret
                       "plot_plane_regions", "plot_rinf_by_length", "plot_running_max"]
 
 # colorblind palette without its vermillion (index 3), which is hard to tell from its orange
-_COLORBLIND = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4e9", "#949494", "#ece133")
+_COLORBLIND = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4e9", "#949494", "#ece133",
+               "#6a3d9a")
 
 
 def _color(i: int) -> str:
@@ -141,6 +142,7 @@ def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None):
     """
     crossed = False
     for i, (label, (lengths, r, bad)) in enumerate(curves.items()):
+        r = [np.nan if v is None else v for v in r]  # a length whose states are all inf/NaN
         ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=_color(i), label=label)
         hit = [k for k, b in enumerate(bad) if b]
         if hit:
