@@ -8,7 +8,19 @@ import numpy as np
 from .style import BOUND_STYLE, MARKERS
 
 __all__: list[str] = ["plot_radius_by_position", "plot_rank_volume", "plot_pareto", "plot_mu_vs_lnv",
-                      "plot_plane_regions"]
+                      "plot_plane_regions", "plot_rinf_by_length", "plot_running_max"]
+
+# colorblind palette without its vermillion (index 3), which is hard to tell from its orange
+_COLORBLIND = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4e9", "#949494", "#ece133",
+               "#6a3d9a")
+
+
+def _color(i: int) -> str:
+    return _COLORBLIND[i % len(_COLORBLIND)]
+
+
+def _legend_outside(ax):
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def plot_radius_by_position(ax, curves: dict, *, key: str = "max"):
@@ -22,10 +34,10 @@ def plot_radius_by_position(ax, curves: dict, *, key: str = "max"):
     for i, (label, byp) in enumerate(curves.items()):
         y = np.asarray(byp[key])
         x = np.arange(1, len(y) + 1)
-        ax.plot(x, y, marker=MARKERS[i % len(MARKERS)], markevery=0.1, label=label)
+        ax.plot(x, y, marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=_color(i), label=label)
     ax.set(xscale="log", yscale="log", xlabel="position in the prompt (tokens after BOS)",
            ylabel=r"$\|h\|_\infty$ (" + key.replace("_", " ") + " over prompts)")
-    ax.legend(fontsize="small")
+    _legend_outside(ax)  # six curves fill the whole plot: a legend inside would hide one
     return ax
 
 
@@ -39,7 +51,7 @@ def plot_rank_volume(ax, curves: dict):
     """
     for i, (label, (p, V)) in enumerate(curves.items()):
         line, = ax.plot(np.arange(1, len(p) + 1), p, marker=MARKERS[i % len(MARKERS)],
-                        markevery=0.1, label=label)
+                        markevery=0.1, color=_color(i), label=label)
         ax.axhline(1 / V, **{**BOUND_STYLE, "color": line.get_color()}, alpha=0.7)
     ax.set(xscale="log", yscale="log", xlabel="rank of the cell", ylabel=r"volume fraction $p_t$")
     ax.legend(fontsize="small")
@@ -56,7 +68,8 @@ def plot_pareto(ax, curves: dict, *, level: float = 0.8):
     """
     for i, (label, (p, V)) in enumerate(curves.items()):
         x = np.arange(1, len(p) + 1) / V
-        ax.plot(x, np.cumsum(p), marker=MARKERS[i % len(MARKERS)], markevery=0.1, label=label)
+        ax.plot(x, np.cumsum(p), marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=_color(i),
+                label=label)
     ax.axhline(level, **BOUND_STYLE)
     ax.set(xscale="log", xlabel="fraction of the vocabulary (largest cells first)",
            ylabel="fraction of the volume", ylim=(0, 1.02))
@@ -72,17 +85,22 @@ def plot_mu_vs_lnv(ax, rows: list[dict]):
 
     Explained in: book/cells.md
     """
+    from matplotlib.lines import Line2D
+
     x = np.array([r["ln_v"] for r in rows])
-    ax.plot(x, [r["mu_lower"] for r in rows], "o", ms=8, label=r"$\mu$ lower bound")
-    ax.plot(x, [r["mu_hit"] for r in rows], "s", ms=6, label=r"$\mu$ over hit cells")
-    for i, r in enumerate(rows):  # models sharing |V| get their labels stacked
-        k = sum(abs(q["ln_v"] - r["ln_v"]) < 0.1 for q in rows[:i])
-        ax.annotate(r["label"], (r["ln_v"], r["mu_lower"]), textcoords="offset points",
-                    xytext=(-8, 4 + 12 * k), ha="right", fontsize="small")
+    handles = []
+    for i, r in enumerate(rows):  # one colour per model, the marker says which mu: no text to collide
+        dx = 0.12 * (i - (len(rows) - 1) / 2)  # models sharing |V| sit side by side
+        ax.plot(r["ln_v"] + dx, r["mu_lower"], "o", ms=8, color=_color(i))
+        ax.plot(r["ln_v"] + dx, r["mu_hit"], "s", ms=6, color=_color(i), mfc="white", mew=1.5)
+        handles.append(Line2D([], [], color=_color(i), marker="o", ls="none", label=r["label"]))
+    handles += [Line2D([], [], color="0.3", marker="o", ls="none", label=r"$\mu$ lower bound"),
+                Line2D([], [], color="0.3", marker="s", mfc="white", ls="none",
+                       label=r"$\mu$ over hit cells")]
     grid = np.linspace(0, x.max() * 1.1, 2)
-    ax.plot(grid, grid, **BOUND_STYLE, label=r"$\mu=\ln|V|$ (equal cells)")
+    handles += ax.plot(grid, grid, **BOUND_STYLE, label=r"$\mu=\ln|V|$ (equal cells)")
     ax.set(xlabel=r"$\ln|V|$ (nats)", ylabel=r"$\mu=-\mathrm{mean}_t\ln p_t$ (nats)")
-    ax.legend(fontsize="small")
+    ax.legend(handles=handles, fontsize="small", loc="lower right")
     return ax
 
 
@@ -109,4 +127,50 @@ def plot_plane_regions(ax, labels: np.ndarray, extent, names: dict, *, n_named: 
     ax.plot([0, 1, 0], [0, 0, 1], "w^", ms=9, mec="k", label="sampled states")
     ax.set(xlabel=r"$s$ (towards $h_1$)", ylabel=r"$t$ (towards $h_2$)")
     ax.legend(loc="upper right", fontsize="small")
+    return ax
+
+
+def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None):
+    """r_inf (largest finite ``||h||_inf``) against prompt length, one line per label.
+
+    Args:
+        curves: label -> ``(lengths, r_inf, n_nonfinite)``; lengths where some states held inf or
+            NaN get a black cross on top of the marker.
+        reference: label -> value, drawn as dashed horizontal lines (e.g. the paper's r).
+
+    Explained in: book/geometry.md
+    """
+    crossed = False
+    for i, (label, (lengths, r, bad)) in enumerate(curves.items()):
+        r = [np.nan if v is None else v for v in r]  # a length whose states are all inf/NaN
+        ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=_color(i), label=label)
+        hit = [k for k, b in enumerate(bad) if b]
+        if hit:
+            ax.plot([lengths[k] for k in hit], [r[k] for k in hit], "kx", ms=9, mew=1.5,
+                    label=None if crossed else "some states inf/NaN")
+            crossed = True
+    for j, (label, value) in enumerate((reference or {}).items()):
+        ax.axhline(value, **{**BOUND_STYLE, "color": ("0.2", "0.55")[j % 2]}, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="prompt length (tokens)",
+           ylabel=r"$r_\infty$ = max over prompts of $\|h\|_\infty$")
+    ax.set_xscale("log", base=2)
+    _legend_outside(ax)
+    return ax
+
+
+def plot_running_max(ax, curves: dict):
+    """The largest ``||h||_inf`` among the first k prompts against k: is the maximum stable?
+
+    Args:
+        curves: label -> running maximum (``radius.running_max``).
+
+    Explained in: book/geometry.md
+    """
+    for i, (label, run) in enumerate(curves.items()):
+        run = np.asarray(run, float)
+        ax.plot(np.arange(1, len(run) + 1), run, marker=MARKERS[i % len(MARKERS)],
+                markevery=0.2, color=_color(i), label=label)
+    ax.set(xscale="log", yscale="log", xlabel="number of prompts k",
+           ylabel=r"max of $\|h\|_\infty$ over the first k")
+    _legend_outside(ax)
     return ax
