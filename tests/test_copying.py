@@ -5,7 +5,9 @@ import math
 import pytest
 import torch
 
-from howmany import copyeval, copying, copymodels
+from howmany import copying
+from howmany.copying import evaluation as copyeval
+from howmany.copying import models as copymodels
 
 
 def _gen(seed=0):
@@ -91,15 +93,15 @@ def test_fit_cliff_recovers_a_sigmoid():
 
 def test_tiny_model_learns_to_copy(tmp_path, monkeypatch):
     monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
-    cfg = copying.CopyConfig.for_profile("smoke", "rope", min_len=3, max_len=3, steps=200, lr=1e-2,
-                                         batch_size=32)
+    cfg = copying.config("smoke", "rope", stop_exact=0.0, ramp=0, min_len=3, max_len=3,
+                         steps=200, lr=1e-2, batch_size=32)
     model, info = copying.train(cfg)
-    assert (tmp_path / f"{cfg.key()}.pt").exists() and info["losses"][-1] < 0.05
+    assert (tmp_path / f"{cfg.key()}.pt").exists() and info["curve"][-1]["loss"] < 0.05
     rows = copyeval.evaluate(model, [3], 50)
     greedy = copyeval.evaluate(model, [3], 50, greedy=True)
     assert rows[0]["exact"] >= 0.95 and rows[0]["exact"] == greedy[0]["exact"]
     again, info2 = copying.train(cfg)  # resumes from the finished checkpoint: no new steps
-    assert info2["losses"] == info["losses"]
+    assert info2["curve"] == info["curve"]
 
 
 def test_pretrained_wrapper_trains_and_decodes(tmp_path, monkeypatch):
@@ -108,11 +110,11 @@ def test_pretrained_wrapper_trains_and_decodes(tmp_path, monkeypatch):
     monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
     lm = models.tiny("llama", d_model=32, d_vocab=40, n_layers=1, device="cpu")
     model = copymodels.PretrainedCopier(lm, copying.SYMBOLS)
-    cfg = copying.CopyConfig.for_profile("smoke", pretrained="tiny-test", min_len=2,
+    cfg = copying.config("smoke", pretrained="tiny-test", min_len=2,
                                          max_len=3, steps=5)
     model, info = copying.train(cfg, model=model)
     logits, _ = model(torch.randint(0, 26, (2, 7)))
-    assert logits.shape == (2, 7, len(copying.SYMBOLS)) and len(info["losses"]) == 1
+    assert logits.shape == (2, 7, len(copying.SYMBOLS)) and len(info["curve"]) == 1
     idx = torch.randint(0, 26, (2, 7))
     with torch.no_grad():  # the symbol-restricted head equals the full head read at the symbols
         full = lm.model(input_ids=model.ids[idx]).logits[..., model.ids]
