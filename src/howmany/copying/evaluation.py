@@ -143,9 +143,16 @@ def _fit(ns: np.ndarray, acc: np.ndarray):
 
     if acc.max() < 0.5 or acc.min() > 0.5:
         return None
-    n0 = float(ns[np.argmax(acc < 0.5)])
-    (n50, w), _ = curve_fit(_sigmoid, ns, acc, p0=(n0, 5.0), bounds=([0, 0.05], [1e4, 1e3]))
-    return float(n50), float(w)
+    n0, best = float(ns[np.argmax(acc < 0.5)]), None
+    for w0 in (5.0, 1.0, 0.2):  # a drop sharper than the grid needs a sharp start
+        try:
+            p, _ = curve_fit(_sigmoid, ns, acc, p0=(n0, w0), bounds=([0, 0.05], [1e4, 1e3]))
+        except RuntimeError:
+            continue
+        sse = float(((acc - _sigmoid(ns, *p)) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, float(p[0]), float(p[1]))
+    return None if best is None else best[1:]
 
 
 def grid_step_at(ns, x: float) -> float:

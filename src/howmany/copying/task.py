@@ -57,7 +57,8 @@ def sample_lengths(n: int, lo: int, hi: int, gen: torch.Generator) -> list[int]:
 def curriculum_max(step: int, *, min_len: int, max_len: int, ramp: int, start: int = 0) -> int:
     """Longest training length allowed at ``step``: a linear ramp, short strings first.
 
-    The ramp starts at ``start`` letters (at least ``min_len``; 0 means ``min_len + 5``) and
+    The ramp starts at ``start`` letters (at least ``min_len``; 0 means a ninth of the way from
+    ``min_len`` to ``max_len``, at least one letter above ``min_len``) and
     reaches ``max_len`` after ``ramp`` steps; ``ramp = 0`` switches the curriculum off.
 
     >>> [curriculum_max(s, min_len=5, max_len=50, ramp=100) for s in (0, 50, 100, 500)]
@@ -65,7 +66,7 @@ def curriculum_max(step: int, *, min_len: int, max_len: int, ramp: int, start: i
 
     Explained in: book/copying.md
     """
-    first = max(min_len, start or min_len + 5)
+    first = max(min_len, start or min_len + max(1, (max_len - min_len) // 9))
     if ramp <= 0 or step >= ramp:
         return max_len
     return min(max_len, first + (max_len - first) * step // ramp)
