@@ -91,3 +91,15 @@ def test_stored_short_finetune_is_found_by_its_config(monkeypatch):
     monkeypatch.delenv("HOWMANY_STORE")
     rec = copying.cached_finetune("default", "short")  # committed in data/copying/
     assert rec.loaded and rec.result["arch"] == "smollm2-135m" and len(rec.result["rows"]) == 12
+
+
+def test_paper_protocol_finetune_runs_on_a_tiny_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
+    paper = copying.finetune_config("full", "paper")
+    assert (paper.lr, paper.batch_size, paper.steps, paper.stop_exact) == (1e-5, 8, 10_000, 1.0)
+    assert (paper.min_len, paper.max_len, max(paper.eval_lengths)) == (5, 50, 1000)
+    rec = copying.cached_finetune("smoke", "paper")
+    ft = rec.result
+    assert ft["steps"] == 20 and len(ft["curve"]) == 2 and [r["n"] for r in ft["rows"]] == [2, 8]
+    again = copying.cached_finetune("smoke", "paper")  # the stored result is read back
+    assert again.loaded and again.result["rows"] == ft["rows"]

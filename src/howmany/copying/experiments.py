@@ -76,8 +76,7 @@ def run(cfg: CopyConfig, *, sweep: tuple = (), sweep_steps: int = SWEEP_STEPS,
     swept = lr_sweep(cfg, sweep, sweep_steps, verbose=verbose) if sweep else None
     if swept:
         cfg = replace(cfg, lr=swept["best"])
-    model, info = train(cfg, model=model, verbose=verbose,
-                        save_every=50 if cfg.pretrained else 250)
+    model, info = train(cfg, model=model, verbose=verbose, save_every=250)
     t1, c1 = time.perf_counter(), time.process_time()
     rows = evaluation.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed,
                                verbose=verbose)
@@ -183,3 +182,34 @@ def cached_finetune(profile: str, protocol: str = "paper", *, seed: int = 0,
 
     return results.cached(name, go, key, chapter="copying", profile=profile, heavy=True,
                           seed=seed, device=resolve_device(cfg.device), dtype="float32")
+
+
+def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: float = 0.99) -> bool:
+    """Whether a run copies at least ``target`` of the strings at every training length.
+
+    Explained in: book/copying.md
+    """
+    rows = [r for r in run["rows"] if min_len <= r["n"] <= max_len]
+    return bool(rows) and min(r["exact"] for r in rows) >= target
+
+
+def load_suite(profile: str, *, seed: int = 0, widths: bool = False) -> tuple[list, list]:
+    """The stored (``default``) or freshly trained (``smoke``/``full``) runs of :func:`suite`
+    (or of :func:`width_suite`), each labelled, and the configs whose result is missing.
+
+    Returns:
+        ``(runs, missing)``: result dicts with ``label``, ``cfg`` added; missing configs.
+
+    Explained in: book/copying.md
+    """
+    runs, missing = [], []
+    for cfg in (width_suite if widths else suite)(profile, seed=seed):
+        name = f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if widths else ""
+        try:
+            run = cached_run(cfg, profile, name=name).result
+        except results.MissingResultError:
+            missing.append(cfg)
+            continue
+        label = ARCH_LABELS[cfg.model.arch] + (f", width {cfg.model.d_model}" if widths else "")
+        runs.append({**run, "label": label, "cfg": cfg})
+    return runs, missing
