@@ -51,7 +51,7 @@ def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact"
         ax.plot(ns, [r[metric] for r in rows], color=color, marker=MARKERS[k % len(MARKERS)],
                 markersize=3, markevery=max(1, len(ns) // 25), linewidth=1.3,
                 label=run.get("label", run["arch"]))
-    if logx:
+    if logx and runs:
         _log_lengths(ax, sorted({r["n"] for run in runs for r in run["rows"]}))
     what = "exact-string" if metric == "exact" else "per-character"
     ax.set(xlabel="string length n (letters)", ylabel=f"{what} accuracy", ylim=(-0.03, 1.03))
@@ -67,7 +67,8 @@ def plot_copy_fit(ax, run: dict, fit: dict, *, color: str = "C0", lo: int = 0, h
     rows = [r for r in sorted(run["rows"], key=lambda r: r["n"]) if lo <= r["n"] <= hi]
     ns = np.array([r["n"] for r in rows])
     acc = np.array([r["exact"] for r in rows])
-    err = [acc - [r["exact_lo"] for r in rows], [r["exact_hi"] for r in rows] - acc]
+    err = np.clip([acc - [r["exact_lo"] for r in rows], [r["exact_hi"] for r in rows] - acc],
+                  0, None)  # rounding can put a bound a hair past the estimate
     ax.errorbar(ns, acc, yerr=err, fmt="o", markersize=2.5, color=color, elinewidth=0.8,
                 label="measured (95 % Wilson)")
     if np.isfinite(fit.get("n50", np.nan)):
