@@ -39,7 +39,7 @@ def config(profile: str, arch: str = "rope", **overrides) -> CopyConfig:
     Explained in: book/copying.md
     """
     if profiles.check(profile) == "smoke":
-        base = CopyConfig(model=models.ModelConfig.smoke(arch), min_len=2, max_len=8, steps=300,
+        base = CopyConfig(model=models.ModelConfig.smoke(arch), min_len=2, max_len=8, steps=150,
                           lr=1e-2, warmup=20, ramp=100, curve_every=50, curve_lengths=(2, 5, 8),
                           curve_strings=20, stop_exact=1.0, eval_strings=20,
                           eval_lengths=evaluation.fine_grid(8, start=6, top=24, coarse=4,
@@ -124,7 +124,7 @@ def width_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
     prof = "smoke" if profile == "smoke" else "full"
     out = []
     for arch, widths in WIDTHS.items():
-        for w in (widths[:2] if prof == "smoke" else widths):
+        for w in (widths[:1] if prof == "smoke" else widths):
             base = config(prof, arch, seed=seed)
             out.append(replace(base, model=replace(base.model, d_model=w if prof == "full"
                                                    else 16 * (1 + widths.index(w)))))

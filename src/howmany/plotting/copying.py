@@ -65,6 +65,8 @@ def plot_copy_fit(ax, run: dict, fit: dict, *, color: str = "C0", lo: int = 0, h
     Explained in: book/copying.md
     """
     rows = [r for r in sorted(run["rows"], key=lambda r: r["n"]) if lo <= r["n"] <= hi]
+    if not rows:
+        return ax
     ns = np.array([r["n"] for r in rows])
     acc = np.array([r["exact"] for r in rows])
     err = np.clip([acc - [r["exact_lo"] for r in rows], [r["exact_hi"] for r in rows] - acc],
