@@ -34,7 +34,10 @@ def _cli(args) -> int:
 
 
 def add_cli(sub) -> None:
-    """Register the ``copy`` sub-command (checkpoints go to ``training.checkpoint_dir()``)."""
+    """Register the ``copy`` sub-command (checkpoints go to ``training.checkpoint_dir()``).
+
+    Explained in: book/copying.md
+    """
     p = sub.add_parser("copy", help="train/evaluate the copy-task models of book/copying.md")
     p.add_argument("--profile", default="full", help="smoke | default | full")
     p.add_argument("--arch", nargs="*", choices=models.ARCHS, help="default: all five")

@@ -156,7 +156,10 @@ def _fit(ns: np.ndarray, acc: np.ndarray):
 
 
 def grid_step_at(ns, x: float) -> float:
-    """Spacing of the evaluation grid ``ns`` around length ``x`` (the resolution there)."""
+    """Spacing of the evaluation grid ``ns`` around length ``x`` (the resolution there).
+
+    Explained in: book/copying.md
+    """
     ns = np.unique(np.asarray(ns, float))
     j = int(np.clip(np.searchsorted(ns, x), 1, len(ns) - 1))
     return float(ns[j] - ns[j - 1])

@@ -31,7 +31,10 @@ from . import evaluation, models, task
 
 @dataclass(frozen=True)
 class CopyConfig:
-    """One training run plus its evaluation grid."""
+    """One training run plus its evaluation grid.
+
+    Explained in: book/copying.md
+    """
 
     model: models.ModelConfig = field(default_factory=models.ModelConfig)  # architecture
     min_len: int = 5  # shortest training string
@@ -60,7 +63,10 @@ class CopyConfig:
 
 
 def checkpoint_dir() -> Path:
-    """``$HOWMANY_CHECKPOINTS`` or ``~/.cache/howmany/checkpoints`` (outside the repository)."""
+    """``$HOWMANY_CHECKPOINTS`` or ``~/.cache/howmany/checkpoints`` (outside the repository).
+
+    Explained in: book/copying.md
+    """
     env = os.environ.get("HOWMANY_CHECKPOINTS")
     return Path(env) if env else Path.home() / ".cache" / "howmany" / "checkpoints"
 
