@@ -12,3 +12,4 @@ from .style import BOUND_STYLE, MARKERS, figures_dir, savefig, set_style  # noqa
 from .theory import *  # noqa: F401,F403
 from .measure import *  # noqa: F401,F403
 from .experiments import *  # noqa: F401,F403
+from .copying import *  # noqa: F401,F403

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import copymodels
-from .copying import BOS, EOS, SEP, random_strings
+from .models import CopyTransformer, reserve
+from .task import BOS, EOS, SEP, random_strings
 
 
 @torch.no_grad()
@@ -32,8 +32,8 @@ def greedy_copy(model, strings: torch.Tensor) -> torch.Tensor:
     col = lambda v: torch.full((b, 1), v, device=strings.device)  # noqa: E731
     prompt = torch.cat([col(BOS), strings, col(SEP)], dim=1)
     logits, cache = model(prompt)
-    if isinstance(model, copymodels.CopyTransformer):  # room for n+1 more positions
-        cache = copymodels.reserve(cache, n + 1)
+    if isinstance(model, CopyTransformer):  # room for n+1 more positions
+        cache = reserve(cache, n + 1)
     out = [logits[:, -1].argmax(-1)]
     for _ in range(n):
         logits, cache = model(out[-1][:, None], cache)
@@ -84,6 +84,21 @@ def score(model, strings: torch.Tensor, *, greedy: bool = False):
     return ok.all(1), ok[:, :n].float().mean(1)
 
 
+def fine_grid(train_max: int, *, start: int = 40, top: int = 300, coarse: int = 10,
+              train_min: int = 5) -> tuple:
+    """Evaluation lengths: every training length, every length from ``start`` to ``2*train_max``,
+    then steps of ``coarse`` up to ``top``.
+
+    >>> g = fine_grid(50); (g[:3], 40 in g, 99 in g, 100 in g, 105 in g, g[-1])
+    ((5, 6, 7), True, True, True, False, 300)
+
+    Explained in: book/copying.md
+    """
+    fine = set(range(train_min, train_max + 1)) | set(range(start, 2 * train_max + 1))
+    far = range(2 * train_max + coarse, top + 1, coarse)
+    return tuple(sorted(fine | set(far)))
+
+
 @torch.no_grad()
 def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int = 50,
              greedy: bool = False, verbose: bool = False) -> list[dict]:
@@ -92,8 +107,9 @@ def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int =
     A string counts as copied when all ``n`` letters and the end symbol are right.
 
     Returns:
-        One dict per length: ``n``, ``exact`` with ``exact_lo``/``exact_hi`` (Wilson 95 %),
-        ``char`` with ``char_lo``/``char_hi`` (normal 95 % interval over strings).
+        One dict per length: ``n``, ``k`` copied strings out of ``strings``, ``exact`` with
+        ``exact_lo``/``exact_hi`` (Wilson 95 %), ``char`` with ``char_lo``/``char_hi`` (normal
+        95 % interval over strings).
 
     Explained in: book/copying.md
     """
@@ -110,32 +126,84 @@ def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int =
         exact, chars = torch.cat(exact), torch.cat(chars)
         k, half = int(exact.sum()), 1.96 * float(chars.std()) / math.sqrt(len(chars))
         lo, hi = wilson(k, len(exact))
-        rows.append({"n": int(n), "exact": k / len(exact), "exact_lo": lo, "exact_hi": hi,
-                     "char": float(chars.mean()), "char_lo": max(0.0, float(chars.mean()) - half),
+        rows.append({"n": int(n), "k": k, "strings": len(exact), "exact": k / len(exact),
+                     "exact_lo": lo, "exact_hi": hi, "char": float(chars.mean()),
+                     "char_lo": max(0.0, float(chars.mean()) - half),
                      "char_hi": min(1.0, float(chars.mean()) + half)})
     return rows
 
 
-def fit_cliff(ns, acc) -> dict:
-    """Fit ``acc ≈ 1 / (1 + exp((n - n50) / width))``: where the cliff is and how sharp.
+def _sigmoid(n, n50, w):
+    return 1 / (1 + np.exp(np.clip((n - n50) / w, -50, 50)))
 
-    Returns:
-        ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
-        ``r2`` of the fit; ``n50`` is NaN when accuracy never crosses 50 %.
+
+def _fit(ns: np.ndarray, acc: np.ndarray):
+    """Least-squares sigmoid; ``None`` when accuracy never crosses 50 %."""
+    from scipy.optimize import curve_fit
+
+    if acc.max() < 0.5 or acc.min() > 0.5:
+        return None
+    n0, best = float(ns[np.argmax(acc < 0.5)]), None
+    for w0 in (5.0, 1.0, 0.2):  # a drop sharper than the grid needs a sharp start
+        try:
+            p, _ = curve_fit(_sigmoid, ns, acc, p0=(n0, w0), bounds=([0, 0.05], [1e4, 1e3]))
+        except RuntimeError:
+            continue
+        sse = float(((acc - _sigmoid(ns, *p)) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, float(p[0]), float(p[1]))
+    return None if best is None else best[1:]
+
+
+def grid_step_at(ns, x: float) -> float:
+    """Spacing of the evaluation grid ``ns`` around length ``x`` (the resolution there).
 
     Explained in: book/copying.md
     """
-    from scipy.optimize import curve_fit
+    ns = np.unique(np.asarray(ns, float))
+    j = int(np.clip(np.searchsorted(ns, x), 1, len(ns) - 1))
+    return float(ns[j] - ns[j - 1])
 
+
+def fit_cliff(ns, acc, *, strings=None, n_boot: int = 200, seed: int = 0) -> dict:
+    """Fit ``acc ≈ 1 / (1 + exp((n - n50) / width))``: where the cliff is and how sharp.
+
+    With ``strings`` (strings evaluated per length), a bootstrap over strings gives 95 %
+    intervals: each replicate redraws the strings of every length with replacement (a binomial
+    draw of the copied count) and refits. The drop is called a ``step`` only when the whole width
+    interval lies below the grid's resolution at ``n50``: a narrower drop could not be told apart.
+
+    Returns:
+        ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
+        ``r2``; with ``strings`` also ``n50_lo``/``n50_hi``, ``width_lo``/``width_hi``,
+        ``resolution`` and ``step`` (bool). ``n50`` is NaN when accuracy never crosses 50 %.
+
+    Explained in: book/copying.md
+    """
     ns, acc = np.asarray(ns, float), np.asarray(acc, float)
-    if acc.max() < 0.5 or acc.min() > 0.5:
-        return {"n50": float("nan"), "width": float("nan"), "r2": float("nan")}
-    n0 = float(ns[np.argmax(acc < 0.5)])
-    f = lambda n, n50, w: 1 / (1 + np.exp(np.clip((n - n50) / w, -50, 50)))  # noqa: E731
-    (n50, w), _ = curve_fit(f, ns, acc, p0=(n0, 5.0), bounds=([0, 0.05], [1e4, 1e3]))
-    resid = acc - f(ns, n50, w)
-    r2 = 1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12)
-    return {"n50": float(n50), "width": float(w), "r2": float(r2)}
+    nan = float("nan")
+    fit = _fit(ns, acc)
+    if fit is None:
+        return {"n50": nan, "width": nan, "r2": nan}
+    n50, w = fit
+    resid = acc - _sigmoid(ns, n50, w)
+    out = {"n50": n50, "width": w,
+           "r2": float(1 - (resid**2).sum() / max(((acc - acc.mean()) ** 2).sum(), 1e-12))}
+    if strings is None:
+        return out
+    rng = np.random.default_rng(seed)
+    m = np.broadcast_to(np.asarray(strings, int), ns.shape)
+    boots = []
+    for _ in range(n_boot):
+        again = _fit(ns, rng.binomial(m, acc) / m)
+        if again is not None:
+            boots.append(again)
+    b = np.array(boots).reshape(-1, 2)
+    (n_lo, w_lo), (n_hi, w_hi) = np.percentile(b, [2.5, 97.5], axis=0) if len(b) else [[nan] * 2] * 2
+    res = grid_step_at(ns, n50)
+    return {**out, "n50_lo": float(n_lo), "n50_hi": float(n_hi), "width_lo": float(w_lo),
+            "width_hi": float(w_hi), "resolution": res, "step": bool(w_hi < res),
+            "n_boot": len(b)}
 
 
 def summary(run: dict, *, train_max: int) -> dict:
@@ -144,7 +212,7 @@ def summary(run: dict, *, train_max: int) -> dict:
     Returns:
         ``model``; ``last n ≥ 99 %`` (longest n with exact accuracy ≥ 0.99 at every evaluated
         length up to n, 0 if none); ``first n < 10 %`` (NaN if never); ``n50``, ``width w`` and
-        ``R²`` of ``fit_cliff``; ``n50 / train max``.
+        ``R²`` of ``fit_cliff`` with their intervals where the fit has them; ``n50 / train max``.
 
     Explained in: book/copying.md
     """
@@ -155,7 +223,9 @@ def summary(run: dict, *, train_max: int) -> dict:
             break
         last = r["n"]
     first = next((r["n"] for r in rows if r["exact"] < 0.10), float("nan"))
-    fit = run["fit"]
+    fit, nan = run["fit"], float("nan")
     return {"model": run.get("label", run["arch"]), "last n ≥ 99 %": last,
-            "first n < 10 %": first, "n50": fit["n50"], "width w": fit["width"], "R²": fit["r2"],
-            "n50 / train max": fit["n50"] / train_max}
+            "first n < 10 %": first, "n50": fit["n50"], "n50 lo": fit.get("n50_lo", nan),
+            "n50 hi": fit.get("n50_hi", nan), "width w": fit["width"],
+            "w lo": fit.get("width_lo", nan), "w hi": fit.get("width_hi", nan),
+            "step": fit.get("step"), "R²": fit["r2"], "n50 / train max": fit["n50"] / train_max}

@@ -24,7 +24,10 @@ ARCHS = ("nope", "rope", "alibi", "hard_alibi", "lstm")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Architecture of one copy model (all sizes CPU-friendly)."""
+    """Architecture of one copy model (all sizes CPU-friendly).
+
+    Explained in: book/copying.md
+    """
 
     arch: str = "rope"  # one of ARCHS
     d_model: int = 128  # residual width (LSTM: hidden size)

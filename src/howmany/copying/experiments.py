@@ -1,0 +1,215 @@
+"""The chapter's copy experiments: which models are trained, how, and where their results live.
+
+Three profiles (``howmany.profiles``): ``smoke`` trains tiny models on short strings; ``full``
+trains the five from-scratch copiers to the training range (curriculum, learning rate from a
+measured sweep, early stop at 100 % on held-out training lengths), evaluates them on the fine
+grid, and stores the results in ``data/copying/``; ``default`` reads those and trains one small
+fast copier fresh. Fine-tuning a pretrained model runs in two protocols: the paper's (full
+fine-tuning, lr 1e-5, until 100 % exact or 10,000 steps) and a short one. Paper: Sec. 5.
+
+Explained in: book/copying.md
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, replace
+
+from .. import profiles, results
+from ..utils import resolve_device
+from . import evaluation, models
+from .task import SYMBOLS
+from .training import CopyConfig, lr_sweep, train
+
+ARCH_LABELS = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "hard_alibi": "hard-ALiBi",
+               "lstm": "LSTM"}
+SWEEP_LRS = (1e-3, 3e-3, 1e-2)  # learning rates of the sweep (full profile)
+SWEEP_STEPS = 400  # steps of each sweep run
+# Model sizes of the full profile: the transformers are 2 layers of width 64; the LSTM's
+# whole memory is its state, so it gets a wider one.
+FULL_MODELS = {a: models.ModelConfig(arch=a, d_model=64) for a in ARCH_LABELS}
+FULL_MODELS["lstm"] = models.ModelConfig(arch="lstm", d_model=256, n_layers=1)
+WIDTHS = {"lstm": (64, 128, 256), "alibi": (32, 64, 128)}  # width-vs-cliff runs (full)
+
+
+def config(profile: str, arch: str = "rope", **overrides) -> CopyConfig:
+    """One from-scratch run per profile: ``smoke`` tiny, ``default`` one fast small copier,
+    ``full`` trained to the training range 5–50 and evaluated on the fine grid.
+
+    Explained in: book/copying.md
+    """
+    if profiles.check(profile) == "smoke":
+        base = CopyConfig(model=models.ModelConfig.smoke(arch), min_len=2, max_len=8, steps=150,
+                          lr=1e-2, warmup=20, ramp=100, curve_every=50, curve_lengths=(2, 5, 8),
+                          curve_strings=20, stop_exact=1.0, eval_strings=20,
+                          eval_lengths=evaluation.fine_grid(8, start=6, top=24, coarse=4,
+                                                            train_min=2))
+    elif profile == "default":  # the copier every build trains: ALiBi, width 32, lengths 5-20
+        base = CopyConfig(model=models.ModelConfig(arch=arch, d_model=32), max_len=20,
+                          steps=1500, lr=1e-2, warmup=50, ramp=300, curve_every=100,
+                          curve_lengths=(5, 10, 15, 20), stop_exact=1.0,
+                          eval_lengths=evaluation.fine_grid(20, start=15, top=100))
+    else:
+        base = CopyConfig(model=FULL_MODELS[arch], steps=20_000, ramp=2000, stop_exact=1.0,
+                          eval_lengths=evaluation.fine_grid(50))
+    return replace(base, **overrides)
+
+
+def suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
+    """The five from-scratch copiers as stored (``full``) or trained tiny (``smoke``).
+
+    ``default`` reads the ``full`` runs, so it returns their configs.
+
+    Explained in: book/copying.md
+    """
+    prof = "smoke" if profile == "smoke" else "full"
+    return [config(prof, a, seed=seed) for a in ARCH_LABELS]
+
+
+def run(cfg: CopyConfig, *, sweep: tuple = (), sweep_steps: int = SWEEP_STEPS,
+        verbose: bool = False, model=None) -> dict:
+    """Sweep the learning rate (if ``sweep``), train (or resume), evaluate; a JSON-able summary.
+
+    Explained in: book/copying.md
+    """
+    t0 = time.perf_counter()
+    swept = lr_sweep(cfg, sweep, sweep_steps, verbose=verbose) if sweep else None
+    if swept:
+        cfg = replace(cfg, lr=swept["best"])
+    model, info = train(cfg, model=model, verbose=verbose, save_every=250)
+    t1, c1 = time.perf_counter(), time.process_time()
+    rows = evaluation.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed,
+                               verbose=verbose)
+    embed = getattr(model, "embed", None)  # prompt vectors of the bounds: the input embeddings
+    r = float(embed.weight.detach().norm(dim=1).max()) if embed is not None else float("nan")
+    return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "r_embed": r,
+            "lr": cfg.lr, "sweep": swept, "steps": info["steps"], "curve": info["curve"],
+            "device": info["device"], "train_s": info["train_s"],
+            "train_cpu_s": info["train_cpu_s"], "train_call_s": t1 - t0,
+            "eval_s": time.perf_counter() - t1, "eval_cpu_s": time.process_time() - c1,
+            "rows": rows, "fit": fit(rows)}
+
+
+def fit(rows: list) -> dict:
+    """``evaluation.fit_cliff`` on a run's rows, with the bootstrap over its strings.
+
+    Explained in: book/copying.md
+    """
+    ns = [r["n"] for r in rows]
+    strings = [r.get("strings", 100) for r in rows]  # early results stored 100 per length
+    return evaluation.fit_cliff(ns, [r["exact"] for r in rows], strings=strings)
+
+
+def cached_run(cfg: CopyConfig, profile: str, *, name: str = "", verbose: bool = False):
+    """One from-scratch run through the results store: heavy (``data/copying``) unless ``default``
+    trains it fresh; the full profile sweeps the learning rate first.
+
+    Explained in: book/copying.md
+    """
+    full = cfg.max_len == 50 and not cfg.pretrained and profile != "smoke"
+    sweep = SWEEP_LRS if full else ()
+    key = {**asdict(cfg), "lr": "sweep" if sweep else cfg.lr, "sweep_lrs": list(sweep),
+           "sweep_steps": SWEEP_STEPS if sweep else 0}
+    return results.cached(name or f"copy-{cfg.model.arch}",
+                          lambda: run(cfg, sweep=sweep, verbose=verbose), key, chapter="copying",
+                          profile=profile, heavy=full, seed=cfg.seed,
+                          device=resolve_device(cfg.device), dtype="float32")
+
+
+def width_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
+    """Width-vs-cliff runs: each architecture of ``WIDTHS`` at three widths (``full``).
+
+    Explained in: book/copying.md
+    """
+    prof = "smoke" if profile == "smoke" else "full"
+    out = []
+    for arch, widths in WIDTHS.items():
+        for w in (widths[:1] if prof == "smoke" else widths):
+            base = config(prof, arch, seed=seed)
+            out.append(replace(base, model=replace(base.model, d_model=w if prof == "full"
+                                                   else 16 * (1 + widths.index(w)))))
+    return out
+
+
+def finetune_config(profile: str, protocol: str = "paper", *, seed: int = 0) -> CopyConfig:
+    """Fine-tuning SmolLM2-135M (a tiny random Llama in ``smoke``).
+
+    ``paper``: the authors' protocol (full fine-tuning, batch 8, lr 1e-5, lengths 5–50, until
+    every held-out string of the check lengths is copied or 10,000 steps), evaluated up to 1,000
+    letters. ``short``: 150 steps of 16 strings at lr 1e-4, the book's earlier budget.
+
+    Explained in: book/copying.md
+    """
+    if profiles.check(profile) == "smoke":
+        return config("smoke", pretrained="tiny-llama-d32-v64-l1", steps=20, curve_every=10,
+                      eval_lengths=(2, 8), seed=seed, stop_exact=0.0)
+    if protocol == "short":
+        return CopyConfig(model=models.ModelConfig(d_model=64), pretrained="smollm2-135m",
+                          steps=150, lr=1e-4, warmup=10, batch_size=16, threads=2, seed=seed,
+                          eval_lengths=(5, 10, 20, 30, 40, 50, 60, 75, 100, 150, 200, 300))
+    return CopyConfig(pretrained="smollm2-135m", steps=10_000, lr=1e-5, warmup=0, batch_size=8,
+                      curve_every=500, curve_lengths=(5, 25, 50), curve_strings=24,
+                      stop_exact=1.0, threads=2, seed=seed,
+                      eval_lengths=(*range(5, 101, 5), *range(125, 301, 25),
+                                    *range(400, 1001, 100)))
+
+
+_SHORT_FIELDS = ("batch_size", "device", "eval_lengths", "eval_strings", "lr", "max_len",
+                 "min_len", "model", "pretrained", "seed", "steps", "threads", "warmup")
+
+
+def cached_finetune(profile: str, protocol: str = "paper", *, seed: int = 0,
+                    verbose: bool = False):
+    """A fine-tuning run through the results store (heavy: committed in ``data/copying``).
+
+    Returns:
+        A ``results.Record``; ``record.result`` is :func:`run`'s dict. Outside ``full`` (and
+        ``smoke``, which computes a tiny one) a missing file raises ``MissingResultError``.
+
+    Explained in: book/copying.md
+    """
+    from .. import models as lms
+
+    cfg = finetune_config(profile, protocol, seed=seed)
+    key = asdict(cfg)
+    if protocol == "short" and profile != "smoke":  # stored before curves and stopping existed
+        key = {k: v for k, v in key.items() if k in _SHORT_FIELDS}
+    name = "copy-finetune" if protocol == "short" else "copy-finetune-paper"
+
+    def go():
+        lm = lms.load(cfg.pretrained, device=resolve_device(cfg.device))
+        return run(cfg, model=models.PretrainedCopier(lm, SYMBOLS), verbose=verbose)
+
+    return results.cached(name, go, key, chapter="copying", profile=profile, heavy=True,
+                          seed=seed, device=resolve_device(cfg.device), dtype="float32")
+
+
+def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: float = 0.99) -> bool:
+    """Whether a run copies at least ``target`` of the strings at every training length.
+
+    Explained in: book/copying.md
+    """
+    rows = [r for r in run["rows"] if min_len <= r["n"] <= max_len]
+    return bool(rows) and min(r["exact"] for r in rows) >= target
+
+
+def load_suite(profile: str, *, seed: int = 0, widths: bool = False) -> tuple[list, list]:
+    """The stored (``default``) or freshly trained (``smoke``/``full``) runs of :func:`suite`
+    (or of :func:`width_suite`), each labelled, and the configs whose result is missing.
+
+    Returns:
+        ``(runs, missing)``: result dicts with ``label``, ``cfg`` added; missing configs.
+
+    Explained in: book/copying.md
+    """
+    runs, missing = [], []
+    for cfg in (width_suite if widths else suite)(profile, seed=seed):
+        name = f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if widths else ""
+        try:
+            run = cached_run(cfg, profile, name=name).result
+        except results.MissingResultError:
+            missing.append(cfg)
+            continue
+        label = ARCH_LABELS[cfg.model.arch] + (f", width {cfg.model.d_model}" if widths else "")
+        runs.append({**run, "label": label, "cfg": cfg})
+    return runs, missing

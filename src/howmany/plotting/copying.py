@@ -1,0 +1,152 @@
+"""Figure helpers of the copying chapter: accuracy against length, training curves, width.
+
+Each curve keeps one colour for its line, markers and band (``C<k>`` of the colorblind palette),
+and legends sit outside the axes so they never cover a curve.
+
+Explained in: book/copying.md
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .style import MARKERS
+
+__all__ = ["plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_width_cliff"]
+
+
+def _legend_right(ax, **kw):
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              **kw)
+
+
+def _log_lengths(ax, ns):
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks([t for t in (2, 5, 10, 20, 50, 100, 200, 500, 1000) if ns[0] <= t <= ns[-1]])
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact",
+                    logx: bool = True, colors: list | None = None):
+    """Copy accuracy against string length: one marked curve per model, 95 % CIs shaded.
+
+    Args:
+        runs: dicts with ``arch`` (or ``label``) and ``rows`` (``copying.evaluate`` output).
+        train_range: ``(min_len, max_len)`` of training, shaded grey.
+        metric: ``"exact"`` (whole string) or ``"char"`` (per character).
+        colors: one colour per run (default ``C0``, ``C1``, ...).
+
+    Explained in: book/copying.md
+    """
+    ax.axvspan(*train_range, color="0.88", linewidth=0, label="training lengths")
+    for k, run in enumerate(runs):
+        color = colors[k] if colors else f"C{k % 10}"
+        rows = sorted(run["rows"], key=lambda r: r["n"])
+        ns = [r["n"] for r in rows]
+        ax.fill_between(ns, [r[f"{metric}_lo"] for r in rows], [r[f"{metric}_hi"] for r in rows],
+                        color=color, alpha=0.2, linewidth=0)
+        ax.plot(ns, [r[metric] for r in rows], color=color, marker=MARKERS[k % len(MARKERS)],
+                markersize=3, markevery=max(1, len(ns) // 25), linewidth=1.3,
+                label=run.get("label", run["arch"]))
+    if logx and runs:
+        _log_lengths(ax, sorted({r["n"] for run in runs for r in run["rows"]}))
+    what = "exact-string" if metric == "exact" else "per-character"
+    ax.set(xlabel="string length n (letters)", ylabel=f"{what} accuracy", ylim=(-0.03, 1.03))
+    _legend_right(ax)
+    return ax
+
+
+def plot_copy_fit(ax, run: dict, fit: dict, *, color: str = "C0", lo: int = 0, hi: int = 10**9):
+    """One model's exact accuracy on the fine grid (Wilson bars) with its fitted sigmoid.
+
+    Explained in: book/copying.md
+    """
+    rows = [r for r in sorted(run["rows"], key=lambda r: r["n"]) if lo <= r["n"] <= hi]
+    if not rows:
+        return ax
+    ns = np.array([r["n"] for r in rows])
+    acc = np.array([r["exact"] for r in rows])
+    err = np.clip([acc - [r["exact_lo"] for r in rows], [r["exact_hi"] for r in rows] - acc],
+                  0, None)  # rounding can put a bound a hair past the estimate
+    ax.errorbar(ns, acc, yerr=err, fmt="o", markersize=2.5, color=color, elinewidth=0.8,
+                label="measured (95 % Wilson)")
+    if np.isfinite(fit.get("n50", np.nan)):
+        x = np.linspace(ns[0], ns[-1], 400)
+        ax.plot(x, 1 / (1 + np.exp((x - fit["n50"]) / fit["width"])), color="0.2",
+                linewidth=1, label="sigmoid fit")
+        if "n50_lo" in fit:
+            ax.axvspan(fit["n50_lo"], fit["n50_hi"], color=color, alpha=0.15, linewidth=0,
+                       label="n50, 95 % bootstrap")
+    ax.set(xlabel="string length n (letters)", ylabel="exact-string accuracy",
+           ylim=(-0.03, 1.03), title=run.get("label", run["arch"]))
+    return ax
+
+
+def plot_copy_curves(axes, runs: list, lengths: tuple, *, inside: bool = False):
+    """Training curves: per model, held-out exact accuracy at each curve length against steps
+    (top row) and the mean training loss (bottom row, log scale).
+
+    Args:
+        axes: a [2, len(runs)] array of axes (extra columns are hidden).
+        runs: dicts with ``label`` and ``curve`` (``copying.train`` info).
+        lengths: the curve lengths (``CopyConfig.curve_lengths``), coloured short to long.
+        inside: put the length legend inside the last panel instead of to its right.
+
+    Explained in: book/copying.md
+    """
+    import matplotlib as mpl
+
+    cmap = mpl.colormaps["viridis"]
+    top, bottom = axes
+    for k, (ax, run) in enumerate(zip(top, runs)):
+        steps = [p["step"] for p in run["curve"]]
+        for j, n in enumerate(lengths):
+            ax.plot(steps, [p["exact"][j] for p in run["curve"]], linewidth=1.2,
+                    color=cmap(0.9 * j / max(1, len(lengths) - 1)), label=f"n = {n}")
+        ax.set(title=run["label"], ylim=(-0.03, 1.03))
+        bottom[k].plot(steps, [p["loss"] for p in run["curve"]], color="0.25", linewidth=1.2)
+        bottom[k].set(yscale="log", xlabel="training step")
+    top[0].set_ylabel("held-out exact\naccuracy")
+    bottom[0].set_ylabel("training loss")
+    if inside:
+        top[len(runs) - 1].legend(frameon=True, fontsize="x-small", loc="lower right")
+    else:
+        _legend_right(top[len(runs) - 1], title="string length")
+    for ax in list(top[len(runs):]) + list(bottom[len(runs):]):
+        ax.set_visible(False)
+    return axes
+
+
+def plot_width_cliff(ax, points: dict, *, train_max: int):
+    """Cliff position n50 (95 % bootstrap bars) against model width, one marked line per family.
+
+    Args:
+        points: ``{label: [(width, fit dict), ...]}``; a width whose accuracy never falls
+            below 50 % on the grid is drawn as an open marker at the longest length evaluated,
+            passed as ``fit["n_top"]``.
+
+    Explained in: book/copying.md
+    """
+    for k, (label, pts) in enumerate(points.items()):
+        color, marker = f"C{k}", MARKERS[k % len(MARKERS)]
+        pts = sorted(pts)
+        w = np.array([p[0] for p in pts], float)
+        n50 = np.array([p[1]["n50"] if np.isfinite(p[1]["n50"]) else p[1].get("n_top", np.nan)
+                        for p in pts])
+        lo = np.array([p[1].get("n50_lo", np.nan) for p in pts])
+        hi = np.array([p[1].get("n50_hi", np.nan) for p in pts])
+        yerr = np.nan_to_num(np.vstack([n50 - lo, hi - n50]))
+        ax.errorbar(w, n50, yerr=yerr, color=color, marker=marker, capsize=3, label=label)
+        top = np.array([not np.isfinite(p[1]["n50"]) for p in pts])
+        if top.any():
+            ax.plot(w[top], n50[top], marker=marker, color="white", markeredgecolor=color,
+                    linestyle="none", markersize=8)
+    ax.axhline(train_max, color="0.4", linestyle=":", linewidth=1, label="longest training string")
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="width (LSTM: hidden size; transformer: d_model)",
+           ylabel="cliff position n50 (letters)")
+    _legend_right(ax)
+    return ax

@@ -1,0 +1,62 @@
+"""Tests for howmany.copying.evaluation: Wilson intervals, the fine grid, the cliff fit and its
+bootstrap intervals, and when a drop may be called a step."""
+
+import math
+
+import numpy as np
+import torch
+
+from howmany.copying import evaluation as copyeval
+from howmany.copying import models as copymodels
+
+
+def test_wilson_interval():
+    lo, hi = copyeval.wilson(50, 100)
+    assert lo < 0.5 < hi and math.isclose(lo + hi, 1.0)
+    assert copyeval.wilson(0, 100)[0] == 0.0 and math.isclose(copyeval.wilson(100, 100)[1], 1.0)
+
+
+def test_fit_cliff_recovers_a_sigmoid():
+    ns = torch.arange(5, 200, 5).double()
+    acc = 1 / (1 + torch.exp((ns - 80) / 6))
+    fit = copyeval.fit_cliff(ns.tolist(), acc.tolist())
+    assert abs(fit["n50"] - 80) < 0.5 and abs(fit["width"] - 6) < 0.3 and fit["r2"] > 0.999
+
+
+def test_fine_grid_steps_one_letter_to_twice_the_training_max():
+    grid = copyeval.fine_grid(50)
+    assert set(range(5, 101)) <= set(grid)  # every training length and every length 40..100
+    assert grid[-1] == 300 and 105 not in grid and 110 in grid
+    assert copyeval.grid_step_at(grid, 72.4) == 1 and copyeval.grid_step_at(grid, 143) == 10
+
+
+def _binomial_curve(width, n50=70.0, strings=100, seed=0):
+    ns = np.arange(40, 101)
+    p = 1 / (1 + np.exp((ns - n50) / width))
+    return ns, np.random.default_rng(seed).binomial(strings, p) / strings
+
+
+def test_bootstrap_interval_covers_the_true_cliff_and_calls_a_slope_a_slope():
+    ns, acc = _binomial_curve(width=4.0)
+    fit = copyeval.fit_cliff(ns, acc, strings=100, n_boot=200)
+    assert fit["n50_lo"] < 70 < fit["n50_hi"] and fit["width_lo"] < 4 < fit["width_hi"]
+    assert fit["n50_hi"] - fit["n50_lo"] < 3 and fit["resolution"] == 1
+    assert fit["step"] is False  # a 4-letter drop is resolved by a 1-letter grid
+
+
+def test_a_drop_narrower_than_the_grid_is_called_a_step():
+    ns, acc = _binomial_curve(width=0.2)
+    fit = copyeval.fit_cliff(ns, acc, strings=100, n_boot=100)
+    assert fit["width_hi"] < 1 and fit["step"] is True
+    flat = copyeval.fit_cliff(ns, np.ones(len(ns)), strings=100)
+    assert math.isnan(flat["n50"]) and "step" not in flat  # never crosses 50 %: no cliff
+
+
+def test_evaluate_counts_strings_and_agrees_with_greedy_decoding():
+    torch.manual_seed(0)
+    model = copymodels.build(copymodels.ModelConfig.smoke("alibi")).eval()
+    rows = copyeval.evaluate(model, [3, 4], 30, batch_size=7)
+    assert [r["strings"] for r in rows] == [30, 30] and all(0 <= r["k"] <= 30 for r in rows)
+    assert all(math.isclose(r["exact"], r["k"] / 30) for r in rows)
+    greedy = copyeval.evaluate(model, [3, 4], 30, greedy=True)
+    assert [r["k"] for r in rows] == [r["k"] for r in greedy]
