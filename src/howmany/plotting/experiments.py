@@ -36,12 +36,13 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
-def plot_budget_curves(ax, curves: dict, *, bound=None):
+def plot_budget_curves(ax, curves: dict, *, bound=None, title=None):
     """Median threshold against optimisation steps per string, one curve per recipe (log x).
 
     Args:
         curves: ``{recipe: (budgets, medians)}`` from ``cramming.budget.curve``.
         bound: optional slope bound × m drawn as a dashed grey line (tokens).
+        title: legend title (the panel's model and m).
 
     Explained in: book/cramming.md
     """
@@ -54,7 +55,8 @@ def plot_budget_curves(ax, curves: dict, *, bound=None):
         ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
     ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",
            ylabel="median threshold (tokens)")
-    ax.legend(frameon=False, fontsize="small")
+    ax.legend(frameon=False, fontsize="small", title=title, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
     return ax
 
 
