@@ -14,7 +14,8 @@ HTML = Path(os.environ["HOWMANY_HTML"]) if os.environ.get("HOWMANY_HTML") else N
 pytestmark = pytest.mark.skipif(HTML is None, reason="set HOWMANY_HTML=_build/html after a build")
 SCRIPT = re.compile(r"<script\b[^>]*\bsrc=\"(?P<src>[^\"]+)\"", re.I)
 # Leftovers of a lab notebook a reader must not see.
-LEFTOVERS = ("it/s]", "s/it]", "TqdmWarning", "{glue:", "{glue}", 'class="output stderr"')
+LEFTOVERS = ("it/s]", "s/it]", "TqdmWarning", "{glue:", "{glue}", 'class="output stderr"',
+             "site-packages/", "ipykernel_launcher")  # the last two: local paths
 
 
 def _pages() -> list[Path]:
