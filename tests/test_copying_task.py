@@ -32,6 +32,15 @@ def test_lengths_uniform_on_training_range():
     assert float(counts.std() / counts.mean()) < 0.1  # ~435 per length, sd ~21
 
 
+def test_length_power_draws_lengths_in_proportion():
+    lengths = torch.tensor(copying.sample_lengths(40_000, 5, 50, _gen(), power=1.0))
+    assert lengths.min() == 5 and lengths.max() == 50
+    counts = torch.bincount(lengths - 5, minlength=46).float()
+    per_letter = counts / torch.arange(5, 51)  # P(n) ∝ n: flat after dividing by n
+    assert 7 < float(counts[-5:].mean() / counts[:5].mean()) < 14  # ~ 48 / 7
+    assert float(per_letter.std() / per_letter.mean()) < 0.15
+
+
 def test_curriculum_opens_the_range_gradually():
     kw = dict(min_len=5, max_len=50, ramp=1000)
     his = [copying.curriculum_max(s, **kw) for s in range(0, 1200, 50)]

@@ -46,12 +46,20 @@ def make_batch(lengths: list[int], gen: torch.Generator):
     return seqs[:, :-1], seqs[:, 1:], mask[:, 1:]
 
 
-def sample_lengths(n: int, lo: int, hi: int, gen: torch.Generator) -> list[int]:
-    """``n`` lengths uniform on {lo, ..., hi}.
+def sample_lengths(n: int, lo: int, hi: int, gen: torch.Generator, *,
+                   power: float = 0.0) -> list[int]:
+    """``n`` lengths on {lo, ..., hi}, drawn with probability proportional to ``length**power``.
+
+    ``power = 0`` is uniform; with ``power = 1`` a string of 50 letters is drawn ten times as
+    often as one of 5, so the last positions of the range, which only the longest strings reach,
+    are trained as often as the first ones are under the uniform draw of a short range.
 
     Explained in: book/copying.md
     """
-    return torch.randint(lo, hi + 1, (n,), generator=gen).tolist()
+    if power == 0:
+        return torch.randint(lo, hi + 1, (n,), generator=gen).tolist()
+    weights = torch.arange(lo, hi + 1, dtype=torch.float64) ** power
+    return (lo + torch.multinomial(weights, n, replacement=True, generator=gen)).tolist()
 
 
 def curriculum_max(step: int, *, min_len: int, max_len: int, ramp: int, start: int = 0) -> int:

@@ -44,6 +44,7 @@ class CopyConfig:
     lr: float = 1e-3  # peak AdamW learning rate (linear warm-up, cosine decay to lr/10)
     warmup: int = 100  # warm-up steps
     ramp: int = 0  # curriculum: steps until the longest length is max_len (0: no curriculum)
+    length_power: float = 0.0  # P(length n) ∝ n**length_power (0: uniform)
     curve_every: int = 250  # steps between points of the training curve
     curve_lengths: tuple = (5, 10, 20, 30, 40, 50)  # held-out lengths of the training curve
     curve_strings: int = 50  # held-out strings per curve length
@@ -147,7 +148,8 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
                desc=cfg.pretrained or cfg.model.arch)
     while step < cfg.steps and not _done(cfg, info["curve"]):
         hi = task.curriculum_max(step, min_len=cfg.min_len, max_len=cfg.max_len, ramp=cfg.ramp)
-        lengths = task.sample_lengths(cfg.batch_size, cfg.min_len, hi, gen)
+        lengths = task.sample_lengths(cfg.batch_size, cfg.min_len, hi, gen,
+                                      power=cfg.length_power)
         inp, tgt, mask = (t.to(dev) for t in task.make_batch(lengths, gen))
         logits, _ = model(inp)
         loss = F.cross_entropy(logits[mask], tgt[mask])
