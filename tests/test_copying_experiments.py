@@ -1,0 +1,43 @@
+"""Tests for howmany.copying.experiments: the profiles' configs and stored-run lookups."""
+
+import json
+
+import pytest
+
+from howmany import copying, results
+
+
+def _write(folder, arch, n_layers, key):
+    blob = {"config": {"model": {"arch": arch, "n_layers": n_layers}},
+            "result": {"steps": 10 * n_layers}, "provenance": {"git_commit": "x"}}
+    results.atomic_write_json(folder / f"copy-{arch}-{key}.json", blob)
+
+
+def test_stored_variants_filters_by_model_fields(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
+    folder = tmp_path / "copying"
+    folder.mkdir()
+    _write(folder, "hard_alibi", 2, "0000aaaa")
+    _write(folder, "hard_alibi", 4, "0000bbbb")
+    _write(folder, "nope", 2, "0000cccc")
+    (folder / "copy-hard_alibi-w32-0000dddd.json").write_text(json.dumps({}))  # width runs: skipped
+    got = copying.experiments.stored_variants("hard_alibi", n_layers=2)
+    assert [g["steps"] for g in got] == [20]
+    assert len(copying.experiments.stored_variants("hard_alibi")) == 2
+    assert copying.experiments.stored_variants("lstm") == []
+
+
+def test_stored_variants_rejects_a_damaged_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
+    (tmp_path / "copying").mkdir()
+    (tmp_path / "copying" / "copy-nope-0000eeee.json").write_text("{truncated")
+    with pytest.raises(results.CorruptResultError):
+        copying.experiments.stored_variants("nope")
+
+
+def test_full_profile_trains_each_transformer_deep_enough():
+    depth = {a: copying.config("full", a).model.n_layers for a in copying.ARCH_LABELS}
+    assert depth["hard_alibi"] == depth["nope"] == 4 and depth["rope"] == depth["alibi"] == 2
+    cfg = copying.config("full", "rope")
+    assert cfg.length_power == 1.0 and cfg.curve_strings == 100
+    assert cfg.curve_lengths == tuple(range(5, 51, 5))
