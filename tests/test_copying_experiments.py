@@ -39,5 +39,5 @@ def test_full_profile_trains_each_transformer_deep_enough():
     depth = {a: copying.config("full", a).model.n_layers for a in copying.ARCH_LABELS}
     assert depth["hard_alibi"] == depth["nope"] == 4 and depth["rope"] == depth["alibi"] == 2
     cfg = copying.config("full", "rope")
-    assert cfg.length_power == 1.0 and cfg.curve_strings == 100
+    assert cfg.length_power == 1.0 and cfg.curve_strings == 100 and cfg.stop_repeat == 3
     assert cfg.curve_lengths == tuple(range(5, 51, 5))

@@ -57,6 +57,24 @@ def test_curriculum_training_records_curves_and_stops_at_the_target(tmp_path, mo
     assert min(r["exact"] for r in rows) >= 0.95
 
 
+def test_stricter_stop_rule_continues_from_the_laxer_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
+    lax = copying.config("smoke", "rope", min_len=2, max_len=4, steps=2000, lr=1e-2,
+                         ramp=150, curve_every=50, curve_lengths=(2, 3, 4), curve_strings=30)
+    from dataclasses import replace
+
+    strict = replace(lax, stop_repeat=3)
+    assert strict.key() == lax.key()  # where a run stops does not change its steps
+    _, first = copying.train(lax)
+    _, more = copying.train(strict)  # resumes at the lax stop and trains on
+    assert more["curve"][: len(first["curve"])] == first["curve"]
+    assert more["steps"] >= first["steps"] + 2 * lax.curve_every or more["steps"] == lax.steps
+    tail = more["curve"][-3:]
+    assert more["steps"] == lax.steps or all(min(p["exact"]) == 1.0 for p in tail)
+    _, fresh = copying.train(strict, use_checkpoints=False)  # same run without the stop
+    assert fresh["curve"] == more["curve"]
+
+
 def test_lr_sweep_picks_the_lowest_final_loss(tmp_path, monkeypatch):
     monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
     cfg = copying.config("smoke", "rope", min_len=2, max_len=3)

@@ -55,7 +55,8 @@ def config(profile: str, arch: str = "rope", **overrides) -> CopyConfig:
                           eval_lengths=evaluation.fine_grid(20, start=15, top=100))
     else:
         base = CopyConfig(model=FULL_MODELS[arch], steps=20_000, ramp=2000, stop_exact=1.0,
-                          length_power=1.0, curve_lengths=FULL_CHECK, curve_strings=100,
+                          stop_repeat=3, length_power=1.0, curve_lengths=FULL_CHECK,
+                          curve_strings=100,
                           eval_lengths=evaluation.fine_grid(50))
     return replace(base, **overrides)
 

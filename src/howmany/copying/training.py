@@ -49,6 +49,7 @@ class CopyConfig:
     curve_lengths: tuple = (5, 10, 20, 30, 40, 50)  # held-out lengths of the training curve
     curve_strings: int = 50  # held-out strings per curve length
     stop_exact: float = 0.0  # stop once every curve length is copied this well (0: never)
+    stop_repeat: int = 1  # ... at this many consecutive curve points
     eval_lengths: tuple = (5, 10, 20, 30, 40, 50, 60, 80, 100)  # string lengths evaluated
     eval_strings: int = 100  # strings per evaluated length
     seed: int = 0  # seeds initialisation, training data and test strings
@@ -57,9 +58,13 @@ class CopyConfig:
     device: str = "auto"  # "cpu", "cuda" or "auto" (a GPU when one is visible)
 
     def key(self) -> str:
-        """8-hex hash of the training part of the config (names its checkpoint)."""
+        """8-hex hash of the training part of the config (names its checkpoint).
+
+        ``stop_repeat`` is left out: it only decides where a run ends, not its steps, so a
+        stricter rule continues from the checkpoint where a laxer one stopped.
+        """
         train = {k: v for k, v in asdict(self).items()
-                 if not k.startswith("eval") and k not in ("device", "threads")}
+                 if not k.startswith("eval") and k not in ("device", "threads", "stop_repeat")}
         return f"{self.pretrained or self.model.arch}-{config_key(train)}"
 
 
@@ -104,9 +109,11 @@ def curve_point(model, cfg: CopyConfig, step: int, losses: list) -> dict:
 
 
 def _done(cfg: CopyConfig, curve: list) -> bool:
-    last = curve[-1] if curve else None
-    return bool(cfg.stop_exact and last and last["max_len"] == cfg.max_len
-                and min(last["exact"]) >= cfg.stop_exact)
+    """Whether the last ``stop_repeat`` curve points all meet ``stop_exact`` on the full range."""
+    last = curve[-max(1, cfg.stop_repeat):]
+    return bool(cfg.stop_exact and len(last) == max(1, cfg.stop_repeat)
+                and all(p["max_len"] == cfg.max_len and min(p["exact"]) >= cfg.stop_exact
+                        for p in last))
 
 
 def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int = 250,
