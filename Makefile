@@ -6,6 +6,8 @@ PROFILE ?= default
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 PYTHON ?= python3
+BACKEND ?= inprocess
+ADDRESS ?=
 PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
@@ -29,8 +31,8 @@ test-all: install  ## also the slow tests (real offline models)
 smoke: install  ## every chapter in the smoke profile, then a strict build
 	HOWMANY_NO_SAVE_FIGS=1 $(PY) -m howmany book build --profile smoke
 
-results: install  ## recompute heavy results into data/ (profile full; resumes)
-	$(PY) -m howmany book execute --profile full --out _build/full
+results: install  ## recompute heavy results into data/ (profile full; resumes); BACKEND=ray [ADDRESS=auto]: on a Ray cluster
+	$(PY) -m howmany book execute --profile full --out _build/full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
 
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build

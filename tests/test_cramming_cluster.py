@@ -49,19 +49,9 @@ def reference(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def ray_address():
-    """A local cluster of 2 CPUs. Its workers keep the test's priority (Ray lowers it by 15 nice
-    levels by default, which starves them on a busy shared machine)."""
-    ray = cluster.import_ray()
-    old = os.environ.get("RAY_worker_niceness")
-    os.environ["RAY_worker_niceness"] = "0"  # read by the raylet that ray.init starts
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
-    finally:
-        os.environ.pop("RAY_worker_niceness") if old is None else os.environ.update(
-            RAY_worker_niceness=old)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+def ray_address(ray_cluster):
+    """The local cluster of 2 CPUs (``conftest.ray_cluster``)."""
+    return ray_cluster.address
 
 
 def test_missing_ray_gives_one_line_naming_the_extra(monkeypatch):

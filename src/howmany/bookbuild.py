@@ -15,7 +15,8 @@ Chapters run with progress bars off, and whatever they write to stderr (warnings
 goes to a log beside the executed notebook, never into the pages. MathJax is vendored for
 offline reading (``howmany.bookstage``); without npm the pages load it from the CDN.
 ``notebooks`` turns the executed chapters into Colab notebooks (``howmany.colab``), and
-``readme-times`` rewrites the README's table of measured times.
+``readme-times`` rewrites the README's table of measured times. ``--backend ray`` (profile full:
+``make results BACKEND=ray``) runs the sweeps and trainings on a Ray cluster first (``fullrun``).
 
 Explained in: book/reproducibility.md
 """
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from . import buildtimes, profiles
+from . import buildtimes, distributed, profiles
 from .bookstage import _filter_toc, ensure_mathjax, install_mathjax, stage, strip_stderr
 
 __all__ = ["ChapterFailed", "Page", "pages", "execute", "run_chapters", "build", "stage",
@@ -264,11 +265,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="restrict to these chapter stems")
     ap.add_argument("--build-dir", default=None,
                     help="notebooks: reuse the executed chapters of this build (default _build)")
+    distributed.add_arguments(ap, inprocess="each chapter computes its results", workers="workers",
+                              ray="the sweeps and trainings on a Ray cluster first (profile full)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     out = Path(args.out).resolve() if args.out else None
     try:
         profiles.check(args.profile)
+        if args.backend == "ray" and args.action in ("build", "execute"):  # chapters then read
+            from . import fullrun
+
+            fullrun.before_chapters(args.profile, distributed.from_args(args))
         if args.action == "build":
             build(root, args.profile, out, only=args.only)
         elif args.action == "execute":
@@ -286,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                                         build_dir=build_dir, only=args.only):
                 print(path)
     except (profiles.ProfileError, ChapterFailed, FileNotFoundError, RuntimeError,
-            MystError, ValueError) as err:
+            MystError, ValueError, ImportError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -14,6 +14,9 @@ Where results go depends on the profile (see ``howmany.profiles``):
   an existing matching file is reused
   (so ``make results`` resumes) unless ``refresh=True`` or ``$HOWMANY_REFRESH=1``.
 
+Inside ``pending.plan`` nothing is computed: ``cached`` hands back what it would compute, and a
+backend that computes elsewhere (``howmany.distributed``) writes the result with ``save``.
+
 Explained in: book/reproducibility.md
 """
 
@@ -37,6 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import __version__, profiles, safepaths
+from .pending import Deferred, Pending, planning
 from .utils import data_dir, repo_root
 
 
@@ -287,11 +291,25 @@ def cached(
             f"or run this chapter with PROFILE='smoke' for a tiny version"
         )
     get = config.get if isinstance(config, dict) else (lambda k: None)
+    job = Pending(name, path, config, fn, {"seed": seed if seed is not None else get("seed"),
+                                           "device": device or get("device"),
+                                           "dtype": dtype or get("dtype"), "profile": prof.name})
+    if planning():  # another backend computes it (howmany.pending)
+        raise Deferred(job)
     t0 = time.perf_counter()
-    result = to_jsonable(fn())
-    prov = provenance(seed=seed if seed is not None else get("seed"),
-                      device=device or get("device"), dtype=dtype or get("dtype"),
-                      wall_s=time.perf_counter() - t0)
-    prov["profile"] = prof.name
-    atomic_write_json(path, {"config": config, "result": result, "provenance": prov})
-    return Record(name, path, config, result, prov, loaded=False)
+    result = fn()
+    return save(job, result, wall_s=time.perf_counter() - t0)
+
+
+def save(job: Pending, result: Any, *, wall_s: float, device: str | None = None,
+         extra: dict | None = None) -> Record:
+    """Write the file ``cached`` writes for ``job``, atomically; ``device`` (where it ran)
+    replaces the planned one, ``extra`` adds provenance fields.
+
+    Explained in: book/reproducibility.md
+    """
+    m, result = job.meta, to_jsonable(result)
+    prov = {**provenance(seed=m["seed"], device=device or m["device"], dtype=m["dtype"],
+                         wall_s=wall_s), "profile": m["profile"], **(extra or {})}
+    atomic_write_json(job.path, {"config": job.config, "result": result, "provenance": prov})
+    return Record(job.name, job.path, job.config, result, prov, loaded=False)

@@ -3,7 +3,8 @@
 ``task`` (alphabet, examples, curriculum) ← ``models`` (the five copiers and a pretrained
 wrapper) ← ``evaluation`` (greedy copying, Wilson intervals, the fine grid, the sigmoid fit with
 bootstrap intervals) ← ``training`` (curriculum training, curves, checkpoints, the lr sweep) ←
-``experiments`` (the chapter's runs per profile and the results store) ← ``commands`` (CLI).
+``experiments`` (the chapter's runs per profile and the results store) ← ``cluster`` (the
+trainings as units of a Ray cluster) ← ``commands`` (CLI).
 The names below are re-exported so ``from howmany import copying`` reaches them all.
 
 Explained in: book/copying.md

@@ -1,11 +1,17 @@
 """``python -m howmany copy``: train (or reuse) the copy-task models and say where each breaks.
 
+``--backend ray [--address auto|HOST:PORT] [--workers N]`` trains them on a Ray cluster
+(``copying.cluster``), with the same result files as the default in-process backend.
+
 Explained in: book/copying.md
 """
 
 from __future__ import annotations
 
-from . import evaluation, experiments, models
+import json
+
+from .. import distributed
+from . import evaluation, models
 
 
 def _row(run: dict, train_max: int) -> str:
@@ -15,22 +21,27 @@ def _row(run: dict, train_max: int) -> str:
 
 
 def _cli(args) -> int:
-    if args.finetune:
-        for protocol in args.finetune:
-            rec = experiments.cached_finetune(args.profile, protocol, seed=args.seed,
-                                              verbose=True)
-            cfg = experiments.finetune_config(args.profile, protocol, seed=args.seed)
+    from . import cluster
+
+    jobs = cluster.units(args.profile, seed=args.seed, archs=args.arch, widths=args.widths,
+                         finetune=args.finetune)
+    if args.backend == "inprocess":
+        for call, cfg in jobs:
+            rec = call(verbose=True)
             print(_row(rec.result, cfg.max_len), rec.path, flush=True)
         return 0
-    cfgs = (experiments.width_suite if args.widths else experiments.suite)(args.profile,
-                                                                            seed=args.seed)
-    for cfg in cfgs:
-        if args.arch and cfg.model.arch not in args.arch:
-            continue
-        name = f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if args.widths else ""
-        rec = experiments.cached_run(cfg, args.profile, name=name, verbose=True)
-        print(_row(rec.result, cfg.max_len), rec.path, flush=True)
-    return 0
+    try:
+        distributed.import_ray()
+    except ImportError as err:
+        raise SystemExit(str(err)) from None
+    records, stats = cluster.run(jobs, distributed.from_args(args), verbose=True)
+    for (_, cfg), rec in zip(jobs, records):
+        if rec is not None:
+            print(_row(rec.result, cfg.max_len), rec.path, flush=True)
+    for line in stats["errors"]:
+        print(f"failed: {line}", flush=True)
+    print(json.dumps(stats), flush=True)
+    return 1 if stats["failed"] else 0
 
 
 def add_cli(sub) -> None:
@@ -45,4 +56,6 @@ def add_cli(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--finetune", nargs="*", choices=("paper", "short"),
                    help="fine-tune the pretrained model instead (SmolLM2-135M; hours on a CPU)")
+    distributed.add_arguments(p, inprocess="one training after another, here",
+                              workers="trainings")
     p.set_defaults(func=_cli)

@@ -9,7 +9,8 @@ written once, when its result reaches the driver. Seeds and batches are those of
 ``sweep.run_sweep``, so on CPU the ``result`` part of every file is bitwise the same whichever
 backend or worker computed it; provenance differs (times, command, ``backend``, ``host``).
 
-Ray is an optional extra: ``pip install -e ".[distributed]"``.
+Ray is an optional extra: ``pip install -e ".[distributed]"``; joining the cluster and sizing
+the workers is shared with the other Ray backends (``howmany.distributed``).
 
 Explained in: book/reproducibility.md
 """
@@ -18,36 +19,16 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .. import results
+from ..distributed import MISSING_RAY, ClusterConfig, capacity, connect, import_ray
 from . import sweep
 
-MISSING_RAY = ('the Ray backend needs the optional extra "distributed": '
-               'pip install -e ".[distributed]"')
-
-
-def import_ray():
-    """The ``ray`` module, or an ``ImportError`` whose one-line message names the extra."""
-    try:
-        import ray
-    except ImportError as err:
-        raise ImportError(MISSING_RAY) from err
-    return ray
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """Where the sweep runs and how failures are absorbed."""
-
-    address: str | None = None  # None: start a local cluster; "auto" or "HOST:PORT": join one
-    workers: int = 0  # actors; 0 = one per GPU of the cluster, else one per cpus_per_worker CPUs
-    cpus_per_worker: int = 1  # CPUs (and torch threads) per actor
-    max_restarts: int = 3  # a killed actor is restarted this many times ...
-    max_task_retries: int = 3  # ... and the task it was running retried this many times
+__all__ = ["MISSING_RAY", "ClusterConfig", "CramWorker", "import_ray", "paper_command",
+           "paper_sweeps", "run_sweeps", "sweep_flops"]
 
 
 class CramWorker:
@@ -77,17 +58,6 @@ class CramWorker:
                 "host": socket.gethostname()}
 
 
-def _connect(ray, cluster: ClusterConfig) -> bool:
-    """Join or start a cluster unless this process already has one; True if we started it."""
-    if ray.is_initialized():
-        return False
-    kw = dict(include_dashboard=False, log_to_driver=False, logging_level="warning")
-    if cluster.address is None and cluster.workers:
-        kw["num_cpus"] = cluster.workers * cluster.cpus_per_worker
-    ray.init(address=cluster.address, **kw)
-    return True
-
-
 def _next(queues: list[list], cfgs: list, key) -> int | None:
     """The sweep an idle actor serves next: its own model first, else the longest queue."""
     same = [k for k, q in enumerate(queues) if q and (cfgs[k].model, cfgs[k].dtype) == key]
@@ -97,14 +67,15 @@ def _next(queues: list[list], cfgs: list, key) -> int | None:
     return max(rest, key=lambda k: len(queues[k])) if rest else None
 
 
-def run_sweeps(sweeps, cluster: ClusterConfig = ClusterConfig(), *, only_ms=None,
+def run_sweeps(sweeps, cluster: ClusterConfig | None = None, *, only_ms=None,
                batch_size: int | None = None, verbose: bool = False, callback=None) -> dict:
     """Run (or resume) several sweeps together on a Ray cluster; the units of all of them share
     the actors, so a cluster stays busy.
 
     Args:
         sweeps: ``[(SweepConfig, folder), ...]``; each folder is the sweep's usual folder.
-        cluster: ``ClusterConfig`` (address, number of actors, restarts and retries).
+        cluster: ``ClusterConfig`` (address, number of actors, restarts and retries); default
+            a local cluster.
         only_ms, batch_size: as in ``sweep.run_sweep`` (what this run does, not the config).
         verbose: a progress bar with strings done and units running and failed.
         callback: ``callback(event, info)`` on the driver, events ``"start"`` (``pids`` of the
@@ -116,15 +87,13 @@ def run_sweeps(sweeps, cluster: ClusterConfig = ClusterConfig(), *, only_ms=None
 
     Explained in: book/reproducibility.md
     """
-    ray = import_ray()
-    started = _connect(ray, cluster)
+    ray, cluster = import_ray(), cluster or ClusterConfig()
+    started = connect(ray, cluster)
     cfgs, folders = [c for c, _ in sweeps], [Path(f) for _, f in sweeps]
     queues = [list(sweep.plan_units(c, f, only_ms=only_ms, batch_size=batch_size))
               for c, f in zip(cfgs, folders)]
-    res = ray.cluster_resources()
-    gpus = int(res.get("GPU", 0))
+    n, gpus = capacity(ray, cluster)
     device = "cuda" if gpus else "cpu"
-    n = cluster.workers or gpus or max(1, int(res.get("CPU", 1)) // cluster.cpus_per_worker)
     actor_cls = ray.remote(CramWorker).options(
         num_cpus=cluster.cpus_per_worker, num_gpus=1 if gpus else 0,
         max_restarts=cluster.max_restarts, max_task_retries=cluster.max_task_retries)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .. import checks, profiles, results, safepaths
+from .. import checks, distributed, profiles, results, safepaths
 from . import accessibility, claims, recipes, targets
 from .engine import LAYOUTS, CramConfig
 from .thresholds import THRESHOLD_METHODS
@@ -326,12 +326,8 @@ def add_cli(sub) -> None:
     p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
                    help="seconds after which another process's untouched batch claim counts as dead")
     p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
-    p.add_argument("--backend", default="inprocess", choices=["inprocess", "ray"],
-                   help="inprocess: one device, models one after another; ray: a Ray cluster")
-    p.add_argument("--address", default=None,
-                   help="ray: 'auto' or HOST:PORT of a running cluster (default: start a local one)")
-    p.add_argument("--workers", type=int, default=0,
-                   help="ray: actors (default one per GPU of the cluster, else one per CPU)")
+    distributed.add_arguments(p, inprocess="one device, models one after another",
+                              workers="actors")
     p.set_defaults(func=_cli)
 
 
@@ -376,8 +372,8 @@ def _cli(args) -> int:
             cluster.import_ray()
         except ImportError as err:
             raise SystemExit(str(err)) from None
-        stats = cluster.run_sweeps(list(zip(cfgs, folders)), cluster.ClusterConfig(
-            address=args.address, workers=args.workers), verbose=True, **run)
+        stats = cluster.run_sweeps(list(zip(cfgs, folders)), distributed.from_args(args),
+                                   verbose=True, **run)
         print(json.dumps(stats), flush=True)
     else:
         device = checks.device(args.device)

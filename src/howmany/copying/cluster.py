@@ -1,0 +1,76 @@
+"""The copy-task trainings on a Ray cluster: one unit per copier, the same files as in-process.
+
+``units`` lists the runs that ``python -m howmany copy`` makes, as zero-argument calls of
+``experiments.cached_run`` (one per copier of ``suite`` or ``width_suite``) or
+``experiments.cached_finetune`` (one per protocol). ``run`` hands them to
+``howmany.distributed.run_pending``: results already stored are skipped, the other trainings run
+as Ray tasks (one GPU each when the cluster has GPUs, else one CPU), and the driver writes each
+result into the file the in-process run would have written. A training seeds itself from its
+config and resumes from its checkpoint (``training.train``, keyed by the config), so a task
+retried after its worker died continues from the last checkpoint on that node, and on CPU every
+result equals the in-process one. ``full_units`` are the trainings of the ``full`` profile.
+
+Explained in: book/reproducibility.md
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from .. import distributed
+from . import experiments
+from .training import CopyConfig
+
+PROTOCOLS = ("paper", "short")  # fine-tuning protocols (experiments.finetune_config)
+
+
+def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False,
+          finetune=()) -> list[tuple[Callable, CopyConfig]]:
+    """The runs of one ``copy`` command: ``(call, config)`` per training, in the CLI's order.
+
+    Args:
+        profile: ``smoke``, ``default`` or ``full`` (as ``experiments.cached_run``).
+        seed: the suite's seed.
+        archs: keep only these architectures of the suite (default all five).
+        widths: the width-vs-cliff runs (``experiments.width_suite``) instead of the suite.
+        finetune: fine-tuning protocols instead of the from-scratch copiers.
+
+    Returns:
+        ``call(verbose=False)`` returns the run's ``results.Record``; ``config`` is its
+        ``CopyConfig`` (its ``max_len`` is the training range).
+
+    Explained in: book/reproducibility.md
+    """
+    if finetune:
+        return [(partial(experiments.cached_finetune, profile, p, seed=seed),
+                 experiments.finetune_config(profile, p, seed=seed)) for p in finetune]
+    cfgs = (experiments.width_suite if widths else experiments.suite)(profile, seed=seed)
+    return [(partial(experiments.cached_run, cfg, profile,
+                     name=f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if widths else ""), cfg)
+            for cfg in cfgs if not archs or cfg.model.arch in archs]
+
+
+def full_units(*, seed: int = 0) -> list[tuple[Callable, CopyConfig]]:
+    """Every copy-task training of the ``full`` profile (what ``make results`` trains): the five
+    copiers, the width-vs-cliff runs and both fine-tuning protocols.
+
+    Explained in: book/reproducibility.md
+    """
+    return [*units("full", seed=seed), *units("full", seed=seed, widths=True),
+            *units("full", seed=seed, finetune=PROTOCOLS)]
+
+
+def run(jobs: list[tuple[Callable, CopyConfig]], cluster: distributed.ClusterConfig | None = None,
+        *, verbose: bool = False, callback=None) -> tuple[list, dict]:
+    """Train ``jobs`` (from :func:`units`) on a Ray cluster; see ``distributed.run_pending``.
+
+    Returns:
+        ``(records, stats)``: a ``results.Record`` per job (``None`` where it failed) and the
+        counts of units computed, skipped (already stored) and failed.
+
+    Explained in: book/reproducibility.md
+    """
+    return distributed.run_pending([call for call, _ in jobs],
+                                   cluster or distributed.ClusterConfig(), verbose=verbose,
+                                   callback=callback, desc="copy on ray")
