@@ -5,6 +5,7 @@ The cluster is faked here; ``test_cramming_cluster`` and ``test_copying_cluster`
 backends on a real local Ray cluster.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -61,8 +62,10 @@ def test_on_ray_runs_the_book_sweeps_and_every_training_on_one_cluster(monkeypat
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_results_passes_the_backend(repo_root):
     def dry(*extra):
-        out = subprocess.run(["make", "-n", "-o", ".venv/.installed", "results", *extra],
-                             cwd=repo_root, capture_output=True, text=True, check=True).stdout
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        out = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed",
+                              "results", *extra], cwd=repo_root, capture_output=True, text=True,
+                             check=True, env=env).stdout
         return out.strip().splitlines()[-1]
 
     assert dry("BACKEND=ray", "ADDRESS=auto").endswith("--backend ray --address auto")
