@@ -52,7 +52,7 @@ def sample_lengths(n: int, lo: int, hi: int, gen: torch.Generator, *,
 
     ``power = 0`` is uniform; with ``power = 1`` a string of 50 letters is drawn ten times as
     often as one of 5, so the last positions of the range, which only the longest strings reach,
-    are trained as often as the first ones are under the uniform draw of a short range.
+    are trained more often than under the uniform draw.
 
     Explained in: book/copying.md
     """
