@@ -60,3 +60,34 @@ def test_evaluate_counts_strings_and_agrees_with_greedy_decoding():
     assert all(math.isclose(r["exact"], r["k"] / 30) for r in rows)
     greedy = copyeval.evaluate(model, [3, 4], 30, greedy=True)
     assert [r["k"] for r in rows] == [r["k"] for r in greedy]
+
+
+class _CopiesUpTo(torch.nn.Module):
+    """A stand-in copier whose every prediction is right for strings of at most ``limit``
+    letters and always wrong beyond (it reads the length off the separator's position)."""
+
+    def __init__(self, limit):
+        super().__init__()
+        self.limit, self.w = limit, torch.nn.Parameter(torch.zeros(1))
+        self.seen = []
+
+    def forward(self, idx, cache=None):
+        from howmany.copying.task import EOS, SEP
+
+        b, t = idx.shape
+        n = int((idx[0] == SEP).nonzero()[0]) - 1
+        self.seen.append(n)
+        nxt = torch.cat([idx[:, 1:], torch.full((b, 1), EOS)], dim=1)  # the teacher's next ids
+        nxt[:, n + 1 :] = torch.cat([idx[:, 1 : n + 1], torch.full((b, 1), EOS)], dim=1)[:, : t - n - 1]
+        if n > self.limit:
+            nxt = (nxt + 1) % 26
+        return torch.nn.functional.one_hot(nxt, 30).float(), None
+
+
+def test_stop_zero_ends_the_evaluation_after_lengths_that_copy_nothing():
+    model = _CopiesUpTo(limit=6)
+    rows = copyeval.evaluate(model, [8, 4, 7, 5, 9, 6, 10, 12], 6, batch_size=4, stop_zero=2)
+    assert [r["n"] for r in rows] == [4, 5, 6, 7, 8]  # sorted; 7 and 8 copy nothing: stop
+    assert [r["exact"] for r in rows] == [1, 1, 1, 0, 0] and max(model.seen) == 8
+    every = copyeval.evaluate(_CopiesUpTo(limit=6), [4, 7, 5], 6)  # default: every length, as given
+    assert [r["n"] for r in every] == [4, 7, 5]

@@ -101,10 +101,13 @@ def fine_grid(train_max: int, *, start: int = 40, top: int = 300, coarse: int = 
 
 @torch.no_grad()
 def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int = 50,
-             greedy: bool = False, verbose: bool = False) -> list[dict]:
+             greedy: bool = False, stop_zero: int = 0, verbose: bool = False) -> list[dict]:
     """Exact-string and per-character copy accuracy at each length (see ``score``).
 
-    A string counts as copied when all ``n`` letters and the end symbol are right.
+    A string counts as copied when all ``n`` letters and the end symbol are right. With
+    ``stop_zero = k > 0`` the lengths are taken in increasing order and evaluation ends after
+    ``k`` consecutive lengths at which no string is copied: the longer ones, the costliest for a
+    large model, are left out of the rows rather than computed.
 
     Returns:
         One dict per length: ``n``, ``k`` copied strings out of ``strings``, ``exact`` with
@@ -114,8 +117,11 @@ def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int =
     Explained in: book/copying.md
     """
     model.eval()
-    rows = []
-    for n in tqdm(list(lengths), disable=not verbose, desc="evaluate"):
+    rows, zeros = [], 0
+    lengths = sorted(lengths) if stop_zero else list(lengths)
+    for n in tqdm(lengths, disable=not verbose, desc="evaluate"):
+        if stop_zero and zeros >= stop_zero:
+            break
         gen = torch.Generator().manual_seed(10_000 * seed + n)  # same test strings for every model
         exact, chars = [], []
         for start in range(0, n_strings, batch_size):
@@ -130,6 +136,7 @@ def evaluate(model, lengths, n_strings: int, *, seed: int = 0, batch_size: int =
                      "exact_lo": lo, "exact_hi": hi, "char": float(chars.mean()),
                      "char_lo": max(0.0, float(chars.mean()) - half),
                      "char_hi": min(1.0, float(chars.mean()) + half)})
+        zeros = zeros + 1 if k == 0 else 0
     return rows
 
 

@@ -76,8 +76,12 @@ def suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
 
 
 def run(cfg: CopyConfig, *, sweep: tuple = (), sweep_steps: int = SWEEP_STEPS,
-        verbose: bool = False, model=None) -> dict:
+        verbose: bool = False, model=None, stop_zero: int = 0, eval_batch: int = 50) -> dict:
     """Sweep the learning rate (if ``sweep``), train (or resume), evaluate; a JSON-able summary.
+
+    ``stop_zero`` and ``eval_batch`` go to ``evaluation.evaluate`` (``stop_zero``: end the
+    evaluation after that many consecutive lengths with no string copied; ``eval_batch``:
+    strings per forward pass).
 
     Explained in: book/copying.md
     """
@@ -88,7 +92,7 @@ def run(cfg: CopyConfig, *, sweep: tuple = (), sweep_steps: int = SWEEP_STEPS,
     model, info = train(cfg, model=model, verbose=verbose, save_every=250)
     t1, c1 = time.perf_counter(), time.process_time()
     rows = evaluation.evaluate(model, cfg.eval_lengths, cfg.eval_strings, seed=cfg.seed,
-                               verbose=verbose)
+                               batch_size=eval_batch, stop_zero=stop_zero, verbose=verbose)
     embed = getattr(model, "embed", None)  # prompt vectors of the bounds: the input embeddings
     r = float(embed.weight.detach().norm(dim=1).max()) if embed is not None else float("nan")
     return {"arch": cfg.pretrained or cfg.model.arch, "n_params": info["n_params"], "r_embed": r,
@@ -163,6 +167,8 @@ def finetune_config(profile: str, protocol: str = "paper", *, seed: int = 0) -> 
                                     *range(400, 1001, 100)))
 
 
+PAPER_STOP_ZERO = 2  # the paper protocol's evaluation ends after two lengths with no copy
+PAPER_EVAL_BATCH = 10  # strings per forward pass at up to 2,000 positions of a 135M model
 _SHORT_FIELDS = ("batch_size", "device", "eval_lengths", "eval_strings", "lr", "max_len",
                  "min_len", "model", "pretrained", "seed", "steps", "threads", "warmup")
 
@@ -181,13 +187,18 @@ def cached_finetune(profile: str, protocol: str = "paper", *, seed: int = 0,
 
     cfg = finetune_config(profile, protocol, seed=seed)
     key = asdict(cfg)
+    evaluation_kw = {}
     if protocol == "short" and profile != "smoke":  # stored before curves and stopping existed
         key = {k: v for k, v in key.items() if k in _SHORT_FIELDS}
+    elif protocol == "paper":  # lengths up to 1,000 cost minutes each: stop once nothing copies
+        evaluation_kw = dict(stop_zero=PAPER_STOP_ZERO, eval_batch=PAPER_EVAL_BATCH)
+        key = {**key, **{f"eval_{k}": v for k, v in evaluation_kw.items()}}
     name = "copy-finetune" if protocol == "short" else "copy-finetune-paper"
 
     def go():
         lm = lms.load(cfg.pretrained, device=resolve_device(cfg.device))
-        return run(cfg, model=models.PretrainedCopier(lm, SYMBOLS), verbose=verbose)
+        return run(cfg, model=models.PretrainedCopier(lm, SYMBOLS), verbose=verbose,
+                   **evaluation_kw)
 
     return results.cached(name, go, key, chapter="copying", profile=profile, heavy=True,
                           seed=seed, device=resolve_device(cfg.device), dtype="float32")
