@@ -7,8 +7,8 @@ import pytest
 from howmany import copying, results
 
 
-def _write(folder, arch, n_layers, key):
-    blob = {"config": {"model": {"arch": arch, "n_layers": n_layers}},
+def _write(folder, arch, n_layers, key, steps=20_000):
+    blob = {"config": {"model": {"arch": arch, "n_layers": n_layers}, "steps": steps},
             "result": {"steps": 10 * n_layers}, "provenance": {"git_commit": "x"}}
     results.atomic_write_json(folder / f"copy-{arch}-{key}.json", blob)
 
@@ -25,6 +25,10 @@ def test_stored_variants_filters_by_model_fields(tmp_path, monkeypatch):
     assert [g["steps"] for g in got] == [20]
     assert len(copying.experiments.stored_variants("hard_alibi")) == 2
     assert copying.experiments.stored_variants("lstm") == []
+    _write(folder, "hard_alibi", 4, "0000ffff", steps=40_000)
+    assert len(copying.experiments.stored_variants("hard_alibi", n_layers=4)) == 2
+    longer = copying.experiments.stored_variants("hard_alibi", steps=40_000, n_layers=4)
+    assert [g["config"]["steps"] for g in longer] == [40_000]
 
 
 def test_stored_variants_rejects_a_damaged_file(tmp_path, monkeypatch):
@@ -41,3 +45,8 @@ def test_full_profile_trains_each_transformer_deep_enough():
     cfg = copying.config("full", "rope")
     assert cfg.length_power == 1.0 and cfg.curve_strings == 100 and cfg.stop_repeat == 3
     assert cfg.curve_lengths == tuple(range(5, 51, 5))
+
+
+def test_full_profile_gives_hard_alibi_twice_the_steps_but_keeps_the_width_runs():
+    assert copying.config("full", "hard_alibi").steps == 2 * copying.config("full", "rope").steps
+    assert {c.steps for c in copying.experiments.width_suite("full")} == {20_000}

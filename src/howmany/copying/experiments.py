@@ -235,9 +235,10 @@ def load_suite(profile: str, *, seed: int = 0, widths: bool = False) -> tuple[li
     return runs, missing
 
 
-def stored_variants(arch: str, **model_fields) -> list[dict]:
+def stored_variants(arch: str, *, steps: int | None = None, **model_fields) -> list[dict]:
     """Stored from-scratch runs of ``arch`` whose model config has ``model_fields``
-    (e.g. ``n_layers=2``), read from ``data/copying/`` whatever protocol made them.
+    (e.g. ``n_layers=2``) and, if given, the step cap ``steps``, read from ``data/copying/``
+    whatever protocol made them.
 
     The chapter uses them as evidence for a choice of the full profile (a shallower model that
     did not learn the range). Each is ``run``'s dict with its ``config`` and ``provenance``.
@@ -250,6 +251,8 @@ def stored_variants(arch: str, **model_fields) -> list[dict]:
     for path in sorted((data_dir() / "copying").glob(f"copy-{arch}-????????.json")):
         blob = results.read_record(path)
         model = blob["config"].get("model", {})
+        if steps is not None and blob["config"].get("steps") != steps:
+            continue
         if model.get("arch") == arch and all(model.get(k) == v for k, v in model_fields.items()):
             out.append({**blob["result"], "config": blob["config"],
                         "provenance": blob["provenance"]})
