@@ -77,8 +77,9 @@ def progressive() -> Recipe:
 def book() -> Recipe:
     """The book's recipe: warm growth at a constant lr 1e-2 (AdamW, betas 0.9/0.9), at most 300
     steps per length with patience 100, and up to two cold restarts (first attempt capped at
-    1,000 steps) at the length where growth stalls. Chosen from the budget curves of the
-    cramming chapter; a constant rate makes one run's trajectory its own budget curve."""
+    1,000 steps) at the length where growth stalls. The cramming chapter's budget curves set it
+    beside the published presets; a constant rate makes one run's trajectory its own budget
+    curve."""
     return Recipe("book", method="grow", cram=CramConfig(
         max_steps=300, patience=100, restarts=2, cold_steps=1000))
 
