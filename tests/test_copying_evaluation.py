@@ -74,11 +74,9 @@ class _CopiesUpTo(torch.nn.Module):
     def forward(self, idx, cache=None):
         from howmany.copying.task import EOS, SEP
 
-        b, t = idx.shape
         n = int((idx[0] == SEP).nonzero()[0]) - 1
         self.seen.append(n)
-        nxt = torch.cat([idx[:, 1:], torch.full((b, 1), EOS)], dim=1)  # the teacher's next ids
-        nxt[:, n + 1 :] = torch.cat([idx[:, 1 : n + 1], torch.full((b, 1), EOS)], dim=1)[:, : t - n - 1]
+        nxt = torch.cat([idx[:, 1:], torch.full((len(idx), 1), EOS)], dim=1)  # teacher's next ids
         if n > self.limit:
             nxt = (nxt + 1) % 26
         return torch.nn.functional.one_hot(nxt, 30).float(), None

@@ -57,8 +57,8 @@ def config(profile: str, arch: str = "rope", **overrides) -> CopyConfig:
                           curve_lengths=(5, 10, 15, 20), stop_exact=1.0,
                           eval_lengths=evaluation.fine_grid(20, start=15, top=100))
     else:
-        base = CopyConfig(model=FULL_MODELS[arch], steps=FULL_STEPS.get(arch, 20_000), ramp=2000, stop_exact=1.0,
-                          stop_repeat=3, length_power=1.0, curve_lengths=FULL_CHECK,
+        base = CopyConfig(model=FULL_MODELS[arch], steps=FULL_STEPS.get(arch, 20_000),
+                          ramp=2000, stop_exact=1.0, stop_repeat=3, length_power=1.0, curve_lengths=FULL_CHECK,
                           curve_strings=100,
                           eval_lengths=evaluation.fine_grid(50))
     return replace(base, **overrides)
