@@ -12,7 +12,8 @@ import numpy as np
 
 from .style import MARKERS
 
-__all__ = ["plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_width_cliff"]
+__all__ = ["plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_longer_training",
+           "plot_width_cliff"]
 
 
 def _legend_right(ax, **kw):
@@ -117,6 +118,37 @@ def plot_copy_curves(axes, runs: list, lengths: tuple, *, inside: bool = False):
         _legend_right(top[len(runs) - 1], title="string length")
     for ax in list(top[len(runs):]) + list(bottom[len(runs):]):
         ax.set_visible(False)
+    return axes
+
+
+def plot_longer_training(axes, families: dict):
+    """Training curves of one model family trained longer or larger, one column per family:
+    held-out exact accuracy averaged over the check lengths (top) and training loss (bottom,
+    log scale); steps are shown in thousands.
+
+    Args:
+        axes: a [2, len(families)] array of axes.
+        families: ``{title: [(label, run), ...]}``; each run has a ``curve``
+            (``copying.train`` info), drawn in the order given, ``C0``, ``C1``, ...
+
+    Explained in: book/copying.md
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    thousands = FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0")
+    top, bottom = axes
+    for col, (title, runs) in enumerate(families.items()):
+        for k, (label, run) in enumerate(runs):
+            steps = [p["step"] for p in run["curve"]]
+            style = dict(color=f"C{k % 10}", linewidth=1.2, label=label)
+            top[col].plot(steps, [np.mean(p["exact"]) for p in run["curve"]], **style)
+            bottom[col].plot(steps, [p["loss"] for p in run["curve"]], **style)
+        top[col].set(title=title, ylim=(-0.03, 1.03))
+        bottom[col].set(yscale="log", xlabel="training step")
+        bottom[col].xaxis.set_major_formatter(thousands)
+        bottom[col].legend(frameon=False, fontsize="x-small", loc="upper right")
+    top[0].set_ylabel("held-out exact accuracy,\nmean over check lengths")
+    bottom[0].set_ylabel("training loss")
     return axes
 
 
