@@ -121,3 +121,24 @@ def test_paper_protocol_finetune_runs_on_a_tiny_model(tmp_path, monkeypatch):
     assert ft["steps"] == 20 and len(ft["curve"]) == 2 and [r["n"] for r in ft["rows"]] == [2, 8]
     again = copying.cached_finetune("smoke", "paper")  # the stored result is read back
     assert again.loaded and again.result["rows"] == ft["rows"]
+
+
+def test_continuation_starts_where_its_parent_stopped(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path))
+    parent = copying.config("smoke", "rope", stop_exact=0.0, ramp=0, min_len=3, max_len=3,
+                            steps=200, lr=1e-2, batch_size=32, curve_every=50)
+    assert "init_from" not in parent.fields()  # keys of runs without a parent are unchanged
+    _, first = copying.train(parent)
+    cont = replace(parent, init_from=parent.key(), steps=50, lr=1e-6, warmup=1)
+    assert cont.key() != parent.key() and cont.fields()["init_from"] == parent.key()
+    _, more = copying.train(cont)
+    assert more["init_steps"] == 200 and more["init_curve"] == first["curve"]
+    assert more["steps"] == 50 and more["curve"][-1]["step"] == 50
+    fresh = replace(cont, init_from="")  # the same 50 steps from a random start
+    _, cold = copying.train(fresh, use_checkpoints=False)
+    assert more["curve"][0]["loss"] < 0.5 * cold["curve"][0]["loss"]
+    assert abs(more["curve"][0]["loss"] - first["curve"][-1]["loss"]) < 0.1
+    with pytest.raises(FileNotFoundError, match="train that run first"):
+        copying.train(replace(parent, init_from="rope-00000000"))

@@ -1,4 +1,5 @@
-"""``python -m howmany copy``: train (or reuse) the copy-task models and say where each breaks.
+"""``python -m howmany copy``: train (or reuse) the copy-task models and say where each breaks;
+in-process, each of the five copiers is then checked at every training length (``range_check``).
 
 ``--backend ray [--address auto|HOST:PORT] [--workers N]`` trains them on a Ray cluster
 (``copying.cluster``), with the same result files as the default in-process backend.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 
 from .. import distributed
-from . import evaluation, models
+from . import evaluation, models, range_check
 
 
 def _row(run: dict, train_max: int) -> str:
@@ -29,6 +30,11 @@ def _cli(args) -> int:
         for call, cfg in jobs:
             rec = call(verbose=True)
             print(_row(rec.result, cfg.max_len), rec.path, flush=True)
+            if not (args.widths or args.finetune):  # the suite: every training length, 1,000 strings
+                check = range_check.cached_check({**rec.result, "cfg": cfg}, args.profile)
+                w = check.result["worst"]
+                print(f"  range check: worst n={w['n']} {w['k']}/{w['strings']} copied", check.path,
+                      flush=True)
         return 0
     try:
         distributed.import_ray()

@@ -13,7 +13,7 @@ Explained in: book/copying.md
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 from .. import profiles, results
 from ..utils import resolve_device
@@ -25,6 +25,10 @@ ARCH_LABELS = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "hard_alibi": "
                "lstm": "LSTM"}
 SWEEP_LRS = (1e-3, 3e-3, 1e-2)  # learning rates of the sweep (full profile)
 SWEEP_STEPS = 400  # steps of each sweep run
+# Learning rates of a continuation's sweep (``init_from``): around where a 20,000-step cosine of
+# the sweep's rates ends (a tenth of the peak), since a restart at the full peak first undoes
+# part of what the parent learned.
+CONTINUE_LRS = (1e-4, 3e-4, 1e-3)
 # Model sizes of the full profile: transformers of width 64 and 4 heads, with the depth each
 # needs to learn the training range (2 layers of hard-ALiBi or NoPE did not: see the chapter);
 # the LSTM's whole memory is its state, so it gets a wider one.
@@ -100,7 +104,8 @@ def run(cfg: CopyConfig, *, sweep: tuple = (), sweep_steps: int = SWEEP_STEPS,
             "device": info["device"], "train_s": info["train_s"],
             "train_cpu_s": info["train_cpu_s"], "train_call_s": t1 - t0,
             "eval_s": time.perf_counter() - t1, "eval_cpu_s": time.process_time() - c1,
-            "rows": rows, "fit": fit(rows)}
+            "rows": rows, "fit": fit(rows),
+            **{k: info[k] for k in ("init_steps", "init_curve", "init_train_s") if k in info}}
 
 
 def fit(rows: list) -> dict:
@@ -120,8 +125,8 @@ def cached_run(cfg: CopyConfig, profile: str, *, name: str = "", verbose: bool =
     Explained in: book/copying.md
     """
     full = cfg.max_len == 50 and not cfg.pretrained and profile != "smoke"
-    sweep = SWEEP_LRS if full else ()
-    key = {**asdict(cfg), "lr": "sweep" if sweep else cfg.lr, "sweep_lrs": list(sweep),
+    sweep = (CONTINUE_LRS if cfg.init_from else SWEEP_LRS) if full else ()
+    key = {**cfg.fields(), "lr": "sweep" if sweep else cfg.lr, "sweep_lrs": list(sweep),
            "sweep_steps": SWEEP_STEPS if sweep else 0}
     return results.cached(name or f"copy-{cfg.model.arch}",
                           lambda: run(cfg, sweep=sweep, verbose=verbose), key, chapter="copying",
@@ -186,7 +191,7 @@ def cached_finetune(profile: str, protocol: str = "paper", *, seed: int = 0,
     from .. import models as lms
 
     cfg = finetune_config(profile, protocol, seed=seed)
-    key = asdict(cfg)
+    key = cfg.fields()
     evaluation_kw = {}
     if protocol == "short" and profile != "smoke":  # stored before curves and stopping existed
         key = {k: v for k, v in key.items() if k in _SHORT_FIELDS}

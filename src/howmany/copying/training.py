@@ -56,6 +56,18 @@ class CopyConfig:
     threads: int = 1  # torch CPU threads (tiny models gain nothing from more; a shared CPU loses)
     pretrained: str = ""  # fine-tune this howmany.models name instead of training from scratch
     device: str = "auto"  # "cpu", "cuda" or "auto" (a GPU when one is visible)
+    init_from: str = ""  # continue from this run's checkpoint key (weights, optimiser, data)
+
+    def fields(self) -> dict:
+        """``asdict`` of the config, without ``init_from`` when it is unset (so the keys of
+        runs made before continuations existed do not change).
+
+        Explained in: book/copying.md
+        """
+        out = asdict(self)
+        if not out["init_from"]:
+            del out["init_from"]
+        return out
 
     def key(self) -> str:
         """8-hex hash of the training part of the config (names its checkpoint).
@@ -63,7 +75,7 @@ class CopyConfig:
         ``stop_repeat`` is left out: it only decides where a run ends, not its steps, so a
         stricter rule continues from the checkpoint where a laxer one stopped.
         """
-        train = {k: v for k, v in asdict(self).items()
+        train = {k: v for k, v in self.fields().items()
                  if not k.startswith("eval") and k not in ("device", "threads", "stop_repeat")}
         return f"{self.pretrained or self.model.arch}-{config_key(train)}"
 
@@ -93,6 +105,23 @@ def _lr(step: int, cfg: CopyConfig) -> float:
     return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
+def _continue_from(cfg: CopyConfig, model, opt, gen, dev) -> dict:
+    """Load the checkpoint ``cfg.init_from`` (weights, optimiser state, data stream) into
+    ``model``, ``opt`` and ``gen``; its step count and training curve come back as the info of
+    the run that continues it (``init_steps``, ``init_curve``, ``init_train_s``)."""
+    path = checkpoint_dir() / f"{cfg.init_from}.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"init_from={cfg.init_from!r}: no checkpoint {path}; train that "
+                                "run first")
+    state = torch.load(path, weights_only=True, map_location=dev)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    gen.set_state(state["gen"])
+    parent = json.loads(state["info"])
+    return {"init_steps": state["step"], "init_curve": parent["curve"],
+            "init_train_s": parent["train_s"]}
+
+
 def curve_point(model, cfg: CopyConfig, step: int, losses: list) -> dict:
     """One point of the training curve: mean loss since the last point and held-out accuracy.
 
@@ -106,6 +135,17 @@ def curve_point(model, cfg: CopyConfig, step: int, losses: list) -> dict:
     hi = task.curriculum_max(step, min_len=cfg.min_len, max_len=cfg.max_len, ramp=cfg.ramp)
     return {"step": step, "loss": float(np.mean(losses)) if losses else float("nan"),
             "max_len": hi, "exact": [r["exact"] for r in rows]}
+
+
+def full_curve(run: dict) -> list:
+    """A run's training curve from its first step: a continuation's parent curve, then its own
+    points with their steps counted from the parent's start.
+
+    Explained in: book/copying.md
+    """
+    offset = run.get("init_steps", 0)
+    return list(run.get("init_curve", [])) + [{**p, "step": offset + p["step"]}
+                                              for p in run["curve"]]
 
 
 def _done(cfg: CopyConfig, curve: list) -> bool:
@@ -130,7 +170,9 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
     Returns:
         ``(model, info)``; ``info`` has ``steps`` (steps taken; fewer than ``cfg.steps`` when
         ``stop_exact`` was reached), ``train_s`` and ``train_cpu_s`` (wall and CPU seconds,
-        summed over resumes), ``curve`` (see ``curve_point``), ``n_params`` and ``device``.
+        summed over resumes), ``curve`` (see ``curve_point``), ``n_params`` and ``device``;
+        a continuation (``cfg.init_from``) adds its parent's ``init_steps``, ``init_curve`` and
+        ``init_train_s``, and counts its own steps and curve from zero.
 
     Explained in: book/copying.md
     """
@@ -149,6 +191,8 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
         opt.load_state_dict(state["opt"])
         gen.set_state(state["gen"])
         step, info = state["step"], json.loads(state["info"])
+    elif cfg.init_from:
+        info.update(_continue_from(cfg, model, opt, gen, dev))
     model.train()
     running, t0, c0 = [], time.perf_counter(), time.process_time()
     bar = tqdm(total=cfg.steps, initial=step, disable=not verbose,
@@ -181,7 +225,7 @@ def train(cfg: CopyConfig, *, model=None, verbose: bool = False, save_every: int
             info["steps"] = step
             _save(path, {"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
                          "gen": gen.get_state(), "info": json.dumps(info),
-                         "config": json.dumps(asdict(cfg))})
+                         "config": json.dumps(cfg.fields())})
     bar.close()
     if not use_checkpoints:  # otherwise counted at the last save
         info["train_s"] += time.perf_counter() - t0

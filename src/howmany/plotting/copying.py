@@ -129,7 +129,8 @@ def plot_longer_training(axes, families: dict):
     Args:
         axes: a [2, len(families)] array of axes.
         families: ``{title: [(label, run), ...]}``; each run has a ``curve``
-            (``copying.train`` info), drawn in the order given, ``C0``, ``C1``, ...
+            (``copying.train`` info), drawn in the order given, ``C0``, ``C1``, ...; a
+            continuation's curve (``init_steps``) starts where its parent's ended.
 
     Explained in: book/copying.md
     """
@@ -139,14 +140,15 @@ def plot_longer_training(axes, families: dict):
     top, bottom = axes
     for col, (title, runs) in enumerate(families.items()):
         for k, (label, run) in enumerate(runs):
-            steps = [p["step"] for p in run["curve"]]
+            steps = [run.get("init_steps", 0) + p["step"] for p in run["curve"]]
             style = dict(color=f"C{k % 10}", linewidth=1.2, label=label)
             top[col].plot(steps, [np.mean(p["exact"]) for p in run["curve"]], **style)
             bottom[col].plot(steps, [p["loss"] for p in run["curve"]], **style)
         top[col].set(title=title, ylim=(-0.03, 1.03))
         bottom[col].set(yscale="log", xlabel="training step")
         bottom[col].xaxis.set_major_formatter(thousands)
-        bottom[col].legend(frameon=False, fontsize="x-small", loc="upper right")
+        bottom[col].legend(frameon=False, fontsize="x-small", loc="upper center", ncol=2,
+                           bbox_to_anchor=(0.5, -0.3))
     top[0].set_ylabel("held-out exact accuracy,\nmean over check lengths")
     bottom[0].set_ylabel("training loss")
     return axes
