@@ -147,7 +147,7 @@ def plot_longer_training(axes, families: dict):
         top[col].set(title=title, ylim=(-0.03, 1.03))
         bottom[col].set(yscale="log", xlabel="training step")
         bottom[col].xaxis.set_major_formatter(thousands)
-        bottom[col].legend(frameon=False, fontsize="x-small", loc="upper center", ncol=2,
+        bottom[col].legend(frameon=False, fontsize="x-small", loc="upper center", ncol=1,
                            bbox_to_anchor=(0.5, -0.3))
     top[0].set_ylabel("held-out exact accuracy,\nmean over check lengths")
     bottom[0].set_ylabel("training loss")
