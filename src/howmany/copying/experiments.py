@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from .. import profiles, results
 from ..utils import resolve_device
-from . import evaluation, models
+from . import evaluation, models, range_check
 from .task import SYMBOLS
 from .training import CopyConfig, lr_sweep, train
 
@@ -214,8 +214,7 @@ def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: flo
 
     Explained in: book/copying.md
     """
-    rows = [r for r in run["rows"] if min_len <= r["n"] <= max_len]
-    return bool(rows) and min(r["exact"] for r in rows) >= target
+    return range_check.at_least([r for r in run["rows"] if min_len <= r["n"] <= max_len], target)
 
 
 def load_suite(profile: str, *, seed: int = 0, widths: bool = False) -> tuple[list, list]:
