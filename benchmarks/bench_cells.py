@@ -22,7 +22,7 @@ import time
 import torch
 
 from howmany import cells, results
-from howmany.utils import data_dir
+from howmany.paths import data_dir
 
 from bench_cramming import matmul_peak  # same directory: the GEMM peak both benchmarks report
 

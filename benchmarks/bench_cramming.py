@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from howmany import cramming, models, results
-from howmany.utils import data_dir
+from howmany.paths import data_dir
 
 
 def load(name: str):

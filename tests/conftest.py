@@ -40,7 +40,7 @@ def ray_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def repo_root():
-    from howmany.utils import repo_root
+    from howmany.paths import repo_root
 
     root = repo_root()
     assert root is not None, "tests run from the editable checkout"

@@ -104,7 +104,7 @@ def test_notebooks_reuse_the_last_build_and_convert_glue(tmp_path):
     from howmany import colab
 
     body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
-            "```{code-cell} ipython3\nfrom howmany import utils\nutils.glue('x', 2 / 3)\n```\n\n"
+            "```{code-cell} ipython3\nfrom howmany import page\npage.glue('x', 2 / 3)\n```\n\n"
             "Two thirds: {glue:text}`x:.2f`.\n")
     _mini_book(tmp_path, body)
     build = tmp_path / "_build"

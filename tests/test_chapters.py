@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from howmany import bookbuild, colab, profiles
-from howmany.utils import repo_root
+from howmany.paths import repo_root
 
 ROOT = repo_root()
 # A chapter must run within the smoke profile's minutes; the factor absorbs a busy shared machine

@@ -115,7 +115,7 @@ def test_bfloat16_model_crams_with_fp32_master_prompt():
 
 def test_tiny_lm_resolves_auto_device_and_keeps_its_weights():
     from howmany.cramming import scaling
-    from howmany.utils import resolve_device
+    from howmany.devices import resolve_device
 
     cpu, auto = scaling.tiny_lm(seed=3), scaling.tiny_lm(seed=3, device="auto")
     assert auto.device == resolve_device("auto") and cpu.device == "cpu"

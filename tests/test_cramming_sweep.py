@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from howmany import cramming, results
-from howmany.utils import data_dir
+from howmany.paths import data_dir
 
 CFG = cramming.sweep.SweepConfig(model="tiny-llama-d32-v64-l2", kind="random-tokens", ms=(1, 2),
                              n_strings=3, n_max_base=2, n_max_per_m=2, methods=("grow",),

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .utils import data_dir
+from .paths import data_dir
 
 START, END = "<!-- build-times:start -->", "<!-- build-times:end -->"
 

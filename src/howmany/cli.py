@@ -24,7 +24,8 @@ import sys
 def _info(args) -> int:
     from . import __version__, plotting
     from .results import _versions
-    from .utils import data_dir, resolve_device
+    from .devices import resolve_device
+    from .paths import data_dir
 
     import torch  # noqa: F401  (so its version is reported)
     import transformers  # noqa: F401
@@ -36,7 +37,7 @@ def _info(args) -> int:
 
 
 def _results(args) -> int:
-    from .utils import data_dir
+    from .paths import data_dir
 
     base = data_dir() / args.chapter if args.chapter else data_dir()
     from .results import ResultError, read_record

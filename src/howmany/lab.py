@@ -24,7 +24,7 @@ import numpy as np
 
 from . import bounds, cramming, profiles
 from .cramming import recipes
-from .utils import resolve_device
+from .devices import resolve_device
 
 SHORT_TEXT = ("A soft prompt is a handful of vectors that a frozen language model reads as if they "
               "were words. How many words can a single vector hold?")

@@ -33,7 +33,7 @@ import torch
 from . import modelcache
 from .modelcache import (MANIFEST, OFFLINE, ModelIntegrityError, ModelNotFoundError,  # noqa: F401
                          OfflineSpec, cache_dir)
-from .utils import resolve_device
+from .devices import resolve_device
 
 __all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
            "tiny", "cache_dir", "offline_names", "TINY_PATTERN", "MANIFEST"]

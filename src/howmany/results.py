@@ -41,7 +41,7 @@ import numpy as np
 
 from . import __version__, profiles, safepaths
 from .pending import Deferred, Pending, planning
-from .utils import data_dir, repo_root
+from .paths import data_dir, repo_root
 
 
 class ResultError(RuntimeError):

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from .. import profiles, results
-from ..utils import resolve_device
+from ..devices import resolve_device
 from . import evaluation, models, range_check
 from .task import SYMBOLS
 from .training import CopyConfig, lr_sweep, train
@@ -249,7 +249,7 @@ def stored_variants(arch: str, *, steps: int | None = None, **model_fields) -> l
 
     Explained in: book/copying.md
     """
-    from ..utils import data_dir
+    from ..paths import data_dir
 
     out = []
     for path in sorted((data_dir() / "copying").glob(f"copy-{arch}-????????.json")):

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from .. import results
-from ..utils import resolve_device
+from ..devices import resolve_device
 from . import evaluation
 from .training import CopyConfig, checkpoint_dir, train
 

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from ..results import config_key
-from ..utils import resolve_device
+from ..devices import resolve_device
 from . import evaluation, models, task
 
 

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from .. import bounds, models, profiles
 from . import accessibility, thresholds
-from ..utils import resolve_device
+from ..devices import resolve_device
 from .engine import CramConfig
 
 

@@ -90,7 +90,7 @@ def find_sweeps(model: str, *, kind: str | None = None, root: Path | None = None
 
     Explained in: book/cramming.md
     """
-    from ..utils import data_dir
+    from ..paths import data_dir
 
     base = Path(root) if root is not None else data_dir()
     pattern = f"sweep-{safepaths.component(model)}-{safepaths.component(kind) if kind else '*'}-*"
@@ -172,7 +172,7 @@ def stored_bounds(model: str, fmt: str = "fp16") -> dict:
 
     Explained in: book/cramming.md
     """
-    from ..utils import data_dir
+    from ..paths import data_dir
 
     files = sorted((data_dir() / "geometry").glob(f"geometry-{model}-*.json"),
                    key=lambda p: p.stat().st_mtime)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import matplotlib
 
-from ..utils import repo_root
+from ..paths import repo_root
 
 BOUND_STYLE = dict(color="0.2", linestyle="--", linewidth=1.5)  # bounds: dashed dark grey
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # measurements: markers tell curves apart
