@@ -85,6 +85,25 @@ def test_grid_protocol_records_every_length(lm, strings):
         assert r["threshold"] == (max(solved) if solved else 0)
 
 
+def test_grid_stop_ends_a_string_after_consecutive_failures(lm, strings):
+    cfg = cramming.CramConfig(max_steps=60, patience=30)
+    grid = [1, 2, 4, 6, 8]
+    full = cramming.thresholds_grid(lm.model, lm.bos_id, strings[:2], 1, cfg, seeds=[0, 1],
+                                    grid=grid)
+    cut = cramming.thresholds_grid(lm.model, lm.bos_id, strings[:2], 1, cfg, seeds=[0, 1],
+                                   grid=grid, stop=1)
+    for f, c in zip(full, cut):
+        first_miss = f["solved"].index(False) if False in f["solved"] else len(grid)
+        assert c["tried"] == min(len(grid), first_miss + 1)  # ran up to its first failure
+        assert c["solved"][:c["tried"]] == f["solved"][:c["tried"]]  # same seeds, same outcomes
+        assert not any(c["solved"][c["tried"]:]) and len(c["solved"]) == len(grid)
+        assert c["steps"] <= f["steps"] and c["threshold"] <= f["threshold"]
+    assert any(c["tried"] < len(grid) for c in cut), "the cap must make some length fail"
+    with pytest.raises(ValueError, match="grid_stop"):
+        recipes.Recipe("x", method="grid", grid_stop=-1)
+    assert recipes.get("paper").grid_stop == 2
+
+
 def test_recipe_names_scales_and_bad_values():
     assert recipes.get("book@x2").cram.max_steps == 2 * recipes.get("book").cram.max_steps
     assert recipes.get("paper").method == "grid" and recipes.get("kuratov").method == "bisect"
@@ -129,3 +148,17 @@ def test_verdict_reads_the_table():
     assert v["doubled"] and v["converged"] and v["change_when_doubled"] == 0
     with pytest.raises(KeyError):
         budget.verdict(tab, "kuratov")
+
+
+def test_partial_recipes_are_compared_on_the_strings_they_share():
+    def rows(strings):
+        return [dict(string=i, threshold=i, steps=10, censored=False, status="ok") for i in strings]
+
+    shared = budget.shared_strings({"book": rows([0, 1, 2, 3]), "paper": rows([3, 1]),
+                                    "kuratov": []})
+    assert set(shared) == {"book", "paper"}
+    assert [r["string"] for r in shared["book"]] == [1, 3] == [r["string"] for r in shared["paper"]]
+    assert budget.shared_strings({"book": rows([0]), "paper": rows([1])}) == {}
+    assert budget.shared_strings({}) == {}
+    kept = budget.shared_strings({"book": rows([0, 1, 2, 3]), "paper": rows([3, 1])}, min_strings=4)
+    assert list(kept) == ["book"] and len(kept["book"]) == 4

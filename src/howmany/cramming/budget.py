@@ -31,6 +31,24 @@ def unit_rows(sweep: dict, m: int) -> list[dict]:
     return [r for r in rows if r["status"] != "nan"]
 
 
+def shared_strings(runs: dict, min_strings: int = 1) -> dict:
+    """Each recipe's rows restricted to the strings that every recipe of ``runs`` finished.
+
+    Medians over different strings are not comparable (one string can cram twice as far as
+    another at the same budget), so recipes are compared on the strings they have in common.
+    A recipe with fewer than ``min_strings`` finished strings is left out (so that a recipe
+    still running does not shrink the comparison of the others); so are recipes with no row.
+
+    Explained in: book/cramming.md
+    """
+    runs = {k: rows for k, rows in runs.items() if rows and len(rows) >= min_strings}
+    if not runs:
+        return {}
+    common = set.intersection(*({r["string"] for r in rows} for rows in runs.values()))
+    return {k: sorted((r for r in rows if r["string"] in common), key=lambda r: r["string"])
+            for k, rows in runs.items() if common}
+
+
 def curve(rows: list[dict], budgets) -> np.ndarray:
     """Median threshold over strings after each per-string budget in ``budgets`` (steps).
 

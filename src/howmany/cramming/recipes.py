@@ -24,6 +24,7 @@ class Recipe:
     method: str = "grow"  # threshold search: "grow", "bisect" or "grid"
     cram: CramConfig = field(default_factory=CramConfig)  # optimiser, schedule, caps, restarts
     grid_step: int = 5  # "grid": lengths grid_step, 2·grid_step, ... up to the sweep's n_max
+    grid_stop: int = 0  # "grid": end a string after this many consecutive failed lengths (0: never)
 
     def __post_init__(self):
         if self.method not in THRESHOLD_METHODS:
@@ -31,6 +32,8 @@ class Recipe:
                              f"{', '.join(THRESHOLD_METHODS)}")
         if self.grid_step < 1:
             raise ValueError(f"grid_step must be >= 1, got {self.grid_step}")
+        if self.grid_stop < 0:
+            raise ValueError(f"grid_stop must be >= 0, got {self.grid_stop}")
 
     def grid(self, n_max: int) -> list[int]:
         """The lengths a "grid" recipe tries for targets of up to ``n_max`` tokens."""
@@ -51,9 +54,14 @@ class Recipe:
 def paper() -> Recipe:
     """The paper's protocol: a cold start at each length of a grid, AdamW lr 1e-2, betas
     (0.9, 0.9), at most 3,000 steps with patience 500 (Meyer et al. 2026, §5.1, following
-    Kuratov et al. 2025; settings as read in `mario-michelessa/transformers_accessibility`)."""
-    return Recipe("paper", method="grid", cram=CramConfig(lr=1e-2, betas=(0.9, 0.9),
-                                                          max_steps=3000, patience=500))
+    Kuratov et al. 2025; settings as read in `mario-michelessa/transformers_accessibility`).
+
+    A string's grid ends after two consecutive failed lengths: every failure runs the whole
+    3,000 steps, and a cold start that fails at n and n + 5 tokens is taken to fail beyond (the
+    lengths not run count as failures in A(n)). Without this, a sweep to the book's prefix cap
+    of 64 tokens spends most of its steps proving failures."""
+    return Recipe("paper", method="grid", grid_stop=2,
+                  cram=CramConfig(lr=1e-2, betas=(0.9, 0.9), max_steps=3000, patience=500))
 
 
 def kuratov() -> Recipe:
@@ -123,5 +131,6 @@ def run(recipe: Recipe, model, bos_id, targets, m: int, *, seeds, n_max: int,
     Explained in: book/cramming.md
     """
     fn = THRESHOLD_METHODS[recipe.method]
-    kw = dict(grid=recipe.grid(n_max)) if recipe.method == "grid" else dict(n_max=n_max)
+    kw = (dict(grid=recipe.grid(n_max), stop=recipe.grid_stop) if recipe.method == "grid"
+          else dict(n_max=n_max))
     return fn(model, bos_id, targets, m, recipe.cram, seeds=seeds, verbose=verbose, **kw)

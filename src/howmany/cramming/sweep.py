@@ -45,6 +45,7 @@ class SweepConfig:
     cram: CramConfig = field(default_factory=CramConfig)  # protocol
     recipe: str = ""  # name of the recipe preset this sweep ran ("" = set by hand)
     grid_step: int = 5  # "grid" method: lengths grid_step, 2·grid_step, ... up to n_max(m)
+    grid_stop: int = 0  # "grid" method: end a string after this many consecutive failed lengths
 
     def __post_init__(self):
         if not self.ms or min(self.ms) < 1 or self.n_strings < 1 or self.batch_size < 1:
@@ -65,7 +66,7 @@ class SweepConfig:
     def for_recipe(cls, model: str, recipe, **kw) -> SweepConfig:
         """A sweep that measures thresholds with ``recipe`` (a ``recipes.Recipe``)."""
         return cls(model=model, methods=(recipe.method,), cram=recipe.cram, recipe=recipe.name,
-                   grid_step=recipe.grid_step, **kw)
+                   grid_step=recipe.grid_step, grid_stop=recipe.grid_stop, **kw)
 
     def n_max(self, m: int) -> int:
         return int(self.n_max_base + self.n_max_per_m * m)
@@ -80,6 +81,8 @@ class SweepConfig:
             d.pop("recipe")
         if "grid" not in self.methods:
             d.pop("grid_step")
+        if not self.grid_stop:  # added later: sweeps without it keep their hash
+            d.pop("grid_stop")
         return d
 
     @classmethod
@@ -197,7 +200,7 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     """
     meth, m, idx = unit
     t0 = time.perf_counter()
-    kw = dict(grid=cfg.grid(m)) if meth == "grid" else {}
+    kw = dict(grid=cfg.grid(m), stop=cfg.grid_stop) if meth == "grid" else {}
     out = THRESHOLD_METHODS[meth](
         lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
         seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)

@@ -86,12 +86,15 @@ def thresholds_bisect(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds,
 
 
 def thresholds_grid(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, grid,
-                    verbose: bool = False) -> list[dict]:
+                    stop: int = 0, verbose: bool = False) -> list[dict]:
     """Cold starts at each length of ``grid`` (ascending), independently: the paper's protocol.
 
     The threshold is the largest grid length solved; ``solved`` lists the outcome per grid
     length, which is what the accessibility curve A(n) on the grid averages. ``history`` adds the
     grid lengths in order, so its steps are cumulative over the lengths tried so far.
+    ``stop > 0`` ends a string's grid after that many consecutive failed lengths (each failure
+    costs the whole step cap); its longer lengths count as failed, and ``tried`` says how many
+    lengths really ran.
 
     Explained in: book/cramming.md
     """
@@ -102,18 +105,26 @@ def thresholds_grid(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, g
     steps, nan = np.zeros(b, int), np.zeros(b, bool)
     best, solved = np.zeros(b, int), [[] for _ in range(b)]
     hist: list[list] = [[] for _ in range(b)]
+    misses = np.zeros(b, int)
     for k, n in enumerate(grid):
-        res = cram(model, bos_id, tg[:, :n], m, cfg, seeds=[int(s) * 1000 + k for s in seeds],
-                   verbose=verbose)
-        for i, r in enumerate(res):
+        live = [i for i in range(b) if not stop or misses[i] < stop]
+        if not live:
+            break
+        res = cram(model, bos_id, tg[live, :n], m, cfg,
+                   seeds=[int(seeds[i]) * 1000 + k for i in live], verbose=verbose)
+        for i, r in zip(live, res):
+            misses[i] = 0 if r["status"] == "solved" else misses[i] + 1
             steps[i] += r["steps"]
             nan[i] |= r["status"] == "nan"
             solved[i].append(r["status"] == "solved")
             if r["status"] == "solved":
                 best[i] = max(best[i], n)
                 hist[i].append([int(steps[i]), int(best[i])])
+    tried = [len(x) for x in solved]
+    solved = [x + [False] * (len(grid) - len(x)) for x in solved]
     return [_row(best[i], censored=solved[i][-1], steps=steps[i], nan=nan[i], method="grid",
-                 history=hist[i], grid=grid, solved=solved[i]) for i in range(b)]
+                 history=hist[i], grid=grid, solved=solved[i],
+                 **({"tried": tried[i]} if stop else {})) for i in range(b)]
 
 
 THRESHOLD_METHODS = {"grow": thresholds_grow, "bisect": thresholds_bisect,
