@@ -45,8 +45,10 @@ def shared_strings(runs: dict, min_strings: int = 1) -> dict:
     if not runs:
         return {}
     common = set.intersection(*({r["string"] for r in rows} for rows in runs.values()))
+    if not common:
+        return {}
     return {k: sorted((r for r in rows if r["string"] in common), key=lambda r: r["string"])
-            for k, rows in runs.items() if common}
+            for k, rows in runs.items()}
 
 
 def curve(rows: list[dict], budgets) -> np.ndarray:
