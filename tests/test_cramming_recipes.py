@@ -162,3 +162,14 @@ def test_partial_recipes_are_compared_on_the_strings_they_share():
     assert budget.shared_strings({}) == {}
     kept = budget.shared_strings({"book": rows([0, 1, 2, 3]), "paper": rows([3, 1])}, min_strings=4)
     assert list(kept) == ["book"] and len(kept["book"]) == 4
+
+
+def test_cold_floor_finds_warm_thresholds_below_a_cold_start():
+    def rows(ts, strings=None):
+        return [dict(threshold=t, **({} if strings is None else {"string": s}))
+                for t, s in zip(ts, strings or range(len(ts)))]
+
+    f = budget.cold_floor(rows([11, 4, 9], [0, 1, 2]), rows([5, 10, 9, 7], [0, 1, 2, 3]))
+    assert f == {"compared": 3, "below": [[1, 4, 10]], "gap": 6}
+    assert budget.cold_floor(rows([3, 8]), rows([3, 5])) == {"compared": 2, "below": [], "gap": 0}
+    assert budget.cold_floor(rows([3], [4]), rows([9], [5]))["compared"] == 0

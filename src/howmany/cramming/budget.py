@@ -123,6 +123,26 @@ def verdict(rows: list[dict], chosen: str) -> dict:
                 doubled=twice is not None, change_when_doubled=change)
 
 
+def cold_floor(warm: list[dict], cold: list[dict]) -> dict:
+    """Strings on which a warm-started threshold stays below what cold starts reached.
+
+    ``warm`` and ``cold`` are unit rows of two recipes on the same strings (rows without a
+    ``"string"`` are matched by position), the second a cold-start search (``grid`` or
+    ``bisect``). Its threshold is the longest prefix that one cold run crammed, so a warm
+    threshold below it is set by the warm trajectory, not by the model.
+    Returns ``compared`` (strings in both), ``below`` (``[string, warm, cold]`` for each such
+    string) and ``gap`` (the largest shortfall in tokens, 0 when none).
+
+    Explained in: book/cramming.md
+    """
+    key = lambda i, r: r.get("string", i)  # noqa: E731 - rows of one batch: their position
+    cold_by = {key(i, r): int(r["threshold"]) for i, r in enumerate(cold)}
+    pairs = [(key(i, r), int(r["threshold"]), cold_by[key(i, r)])
+             for i, r in enumerate(warm) if key(i, r) in cold_by]
+    below = [[i, w, c] for i, w, c in sorted(pairs) if w < c]
+    return dict(compared=len(pairs), below=below, gap=max((c - w for _, w, c in below), default=0))
+
+
 def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -> dict:
     """``{recipe: load_sweep(...)}`` of the stored sweeps of ``model`` that ran each recipe
     (the newest folder per recipe); recipes with no stored sweep are left out.
