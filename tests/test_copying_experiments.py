@@ -50,3 +50,29 @@ def test_full_profile_trains_each_transformer_deep_enough():
 def test_full_profile_gives_hard_alibi_twice_the_steps_but_keeps_the_width_runs():
     assert copying.config("full", "hard_alibi").steps == 2 * copying.config("full", "rope").steps
     assert {c.steps for c in copying.experiments.width_suite("full")} == {20_000}
+
+
+def test_short_range_is_the_full_protocol_on_fewer_letters():
+    (short,) = copying.experiments.short_suite("full")
+    full = copying.config("full", "lstm")
+    assert short.model == full.model and short.max_len == 20 < full.max_len
+    same = ("steps", "ramp", "length_power", "stop_exact", "stop_repeat", "curve_strings",
+            "batch_size", "min_len")
+    assert all(getattr(short, k) == getattr(full, k) for k in same)
+    assert short.curve_lengths == (5, 10, 15, 20)
+    assert set(range(5, 41)) <= set(short.eval_lengths) and max(short.eval_lengths) == 300
+    assert short.key() != full.key()
+    assert copying.experiments.run_name(short, "short") == "copy-lstm-r20"
+
+
+def test_default_profile_reads_the_short_range_run_and_never_trains_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
+
+    def no_training(*a, **k):
+        raise AssertionError("the default profile must not train the short-range run")
+
+    monkeypatch.setattr(copying.experiments, "run", no_training)
+    runs, missing = copying.load_suite("default", short=True)
+    assert runs == [] and missing == copying.experiments.short_suite("full")
+    with pytest.raises(ValueError, match="widths or short"):
+        copying.load_suite("default", widths=True, short=True)

@@ -15,7 +15,8 @@ from . import evaluation, experiments, models, range_check, task, training
 from .commands import add_cli
 from .evaluation import evaluate, fine_grid, fit_cliff, greedy_copy, score, summary, wilson
 from .experiments import (ARCH_LABELS, WIDTHS, cached_finetune, cached_run, config, fit,
-                          finetune_config, load_suite, reached_range, run, suite, width_suite)
+                          finetune_config, load_suite, reached_range, run, short_suite, suite,
+                          width_suite)
 from .task import (BOS, EOS, LETTERS, PAD, SEP, SYMBOLS, curriculum_max, make_batch,
                    random_strings, sample_lengths)
 from .training import CopyConfig, checkpoint_dir, lr_sweep, train
@@ -24,5 +25,6 @@ __all__ = ["ARCH_LABELS", "BOS", "EOS", "LETTERS", "PAD", "SEP", "SYMBOLS", "WID
            "add_cli", "cached_finetune", "cached_run", "checkpoint_dir", "config",
            "curriculum_max", "evaluate", "evaluation", "experiments", "fine_grid", "fit",
            "fit_cliff", "finetune_config", "greedy_copy", "load_suite", "lr_sweep", "make_batch", "models",
-           "random_strings", "range_check", "reached_range", "run", "sample_lengths", "score", "suite", "summary", "task",
+           "random_strings", "range_check", "reached_range", "run", "sample_lengths", "score",
+           "short_suite", "suite", "summary", "task",
            "train", "training", "width_suite", "wilson"]

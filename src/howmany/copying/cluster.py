@@ -25,7 +25,7 @@ from .training import CopyConfig
 PROTOCOLS = ("paper", "short")  # fine-tuning protocols (experiments.finetune_config)
 
 
-def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False,
+def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, short: bool = False,
           finetune=()) -> list[tuple[Callable, CopyConfig]]:
     """The runs of one ``copy`` command: ``(call, config)`` per training, in the CLI's order.
 
@@ -34,6 +34,7 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False,
         seed: the suite's seed.
         archs: keep only these architectures of the suite (default all five).
         widths: the width-vs-cliff runs (``experiments.width_suite``) instead of the suite.
+        short: the shorter-range runs (``experiments.short_suite``) instead of the suite.
         finetune: fine-tuning protocols instead of the from-scratch copiers.
 
     Returns:
@@ -45,20 +46,24 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False,
     if finetune:
         return [(partial(experiments.cached_finetune, profile, p, seed=seed),
                  experiments.finetune_config(profile, p, seed=seed)) for p in finetune]
-    cfgs = (experiments.width_suite if widths else experiments.suite)(profile, seed=seed)
-    return [(partial(experiments.cached_run, cfg, profile,
-                     name=f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if widths else ""), cfg)
+    if widths and short:
+        raise ValueError("units: choose widths or short, not both")
+    kind = "widths" if widths else "short" if short else "suite"
+    cfgs = {"suite": experiments.suite, "widths": experiments.width_suite,
+            "short": experiments.short_suite}[kind](profile, seed=seed)
+    return [(partial(experiments.cached_run, cfg, profile, name=experiments.run_name(cfg, kind),
+                     heavy=True if short else None), cfg)
             for cfg in cfgs if not archs or cfg.model.arch in archs]
 
 
 def full_units(*, seed: int = 0) -> list[tuple[Callable, CopyConfig]]:
     """Every copy-task training of the ``full`` profile (what ``make results`` trains): the five
-    copiers, the width-vs-cliff runs and both fine-tuning protocols.
+    copiers, the width-vs-cliff runs, the shorter-range runs and both fine-tuning protocols.
 
     Explained in: book/reproducibility.md
     """
     return [*units("full", seed=seed), *units("full", seed=seed, widths=True),
-            *units("full", seed=seed, finetune=PROTOCOLS)]
+            *units("full", seed=seed, short=True), *units("full", seed=seed, finetune=PROTOCOLS)]
 
 
 def run(jobs: list[tuple[Callable, CopyConfig]], cluster: distributed.ClusterConfig | None = None,

@@ -1,5 +1,6 @@
 """``python -m howmany copy``: train (or reuse) the copy-task models and say where each breaks;
-in-process, each of the five copiers is then checked at every training length (``range_check``).
+in-process, each of the five copiers (and each shorter-range run) is then checked at every
+training length (``range_check``).
 
 ``--backend ray [--address auto|HOST:PORT] [--workers N]`` trains them on a Ray cluster
 (``copying.cluster``), with the same result files as the default in-process backend.
@@ -25,12 +26,12 @@ def _cli(args) -> int:
     from . import cluster
 
     jobs = cluster.units(args.profile, seed=args.seed, archs=args.arch, widths=args.widths,
-                         finetune=args.finetune)
+                         short=args.short_range, finetune=args.finetune)
     if args.backend == "inprocess":
         for call, cfg in jobs:
             rec = call(verbose=True)
             print(_row(rec.result, cfg.max_len), rec.path, flush=True)
-            if not (args.widths or args.finetune):  # the suite: every training length, 1,000 strings
+            if not (args.widths or args.finetune):  # suite, short range: every training length
                 check = range_check.cached_check({**rec.result, "cfg": cfg}, args.profile)
                 w = check.result["worst"]
                 print(f"  range check: worst n={w['n']} {w['k']}/{w['strings']} copied", check.path,
@@ -58,7 +59,10 @@ def add_cli(sub) -> None:
     p = sub.add_parser("copy", help="train/evaluate the copy-task models of book/copying.md")
     p.add_argument("--profile", default="full", help="smoke | default | full")
     p.add_argument("--arch", nargs="*", choices=models.ARCHS, help="default: all five")
-    p.add_argument("--widths", action="store_true", help="the width-vs-cliff runs instead")
+    runs = p.add_mutually_exclusive_group()
+    runs.add_argument("--widths", action="store_true", help="the width-vs-cliff runs instead")
+    runs.add_argument("--short-range", action="store_true",
+                      help="the shorter-range runs instead (the LSTM on 5-20 letters)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--finetune", nargs="*", choices=("paper", "short"),
                    help="fine-tune the pretrained model instead (SmolLM2-135M; hours on a CPU)")

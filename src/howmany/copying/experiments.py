@@ -38,6 +38,10 @@ FULL_MODELS.update({a: models.ModelConfig(arch=a, d_model=64, n_layers=4)
 FULL_MODELS["lstm"] = models.ModelConfig(arch="lstm", d_model=256, n_layers=1)
 FULL_CHECK = tuple(range(5, 51, 5))  # held-out lengths of the stopping rule (full profile)
 WIDTHS = {"lstm": (64, 128, 256), "alibi": (32, 64, 128)}  # width-vs-cliff runs (full)
+# A shorter training range (full) for the copier that does not learn 5-50 within its steps: the
+# LSTM trained on 5-20 under the same protocol tells a model that learns slowly from one that
+# cannot copy, and gives it a cliff past a range it has learned.
+SHORT_RANGE = {"lstm": 20}
 # Step caps of the full profile: 20,000, and twice that for hard-ALiBi, whose held-out accuracy
 # was still one or two strings short at length 50 when the 20,000-step cosine had run out.
 FULL_STEPS = {"hard_alibi": 40_000}
@@ -118,13 +122,18 @@ def fit(rows: list) -> dict:
     return evaluation.fit_cliff(ns, [r["exact"] for r in rows], strings=strings)
 
 
-def cached_run(cfg: CopyConfig, profile: str, *, name: str = "", verbose: bool = False):
+def cached_run(cfg: CopyConfig, profile: str, *, name: str = "", verbose: bool = False,
+               heavy: bool | None = None):
     """One from-scratch run through the results store: heavy (``data/copying``) unless ``default``
     trains it fresh; the full profile sweeps the learning rate first.
 
+    ``heavy`` (default: the training range is the full 5-50) marks a run of the full profile
+    (stored, learning rate swept); ``smoke`` never is.
+
     Explained in: book/copying.md
     """
-    full = cfg.max_len == 50 and not cfg.pretrained and profile != "smoke"
+    heavy = (cfg.max_len == 50 and not cfg.pretrained) if heavy is None else heavy
+    full = heavy and profile != "smoke"
     sweep = (CONTINUE_LRS if cfg.init_from else SWEEP_LRS) if full else ()
     key = {**cfg.fields(), "lr": "sweep" if sweep else cfg.lr, "sweep_lrs": list(sweep),
            "sweep_steps": SWEEP_STEPS if sweep else 0}
@@ -147,6 +156,23 @@ def width_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
             out.append(replace(base, model=replace(base.model, d_model=w if prof == "full"
                                                    else 16 * (1 + widths.index(w)))))
     return out
+
+
+def short_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
+    """The copiers of ``SHORT_RANGE`` trained on the shorter range ``5..SHORT_RANGE[arch]``
+    under the full protocol (check lengths every 5 letters, evaluation on the fine grid up to
+    300); ``smoke``: tiny, on 2-5 letters.
+
+    Explained in: book/copying.md
+    """
+    if profiles.check(profile) == "smoke":
+        return [config("smoke", a, seed=seed, max_len=5, curve_lengths=(2, 5),
+                       eval_lengths=evaluation.fine_grid(5, start=4, top=12, coarse=4,
+                                                         train_min=2))
+                for a in SHORT_RANGE]
+    return [config("full", a, seed=seed, max_len=n, curve_lengths=tuple(range(5, n + 1, 5)),
+                   eval_lengths=evaluation.fine_grid(n, start=n - 5))
+            for a, n in SHORT_RANGE.items()]
 
 
 def finetune_config(profile: str, protocol: str = "paper", *, seed: int = 0) -> CopyConfig:
@@ -217,24 +243,43 @@ def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: flo
     return range_check.at_least([r for r in run["rows"] if min_len <= r["n"] <= max_len], target)
 
 
-def load_suite(profile: str, *, seed: int = 0, widths: bool = False) -> tuple[list, list]:
+def run_name(cfg: CopyConfig, kind: str = "suite") -> str:
+    """The results-store name of a run of :func:`suite` (``""``: the default ``copy-<arch>``),
+    :func:`width_suite` (``copy-<arch>-w<width>``) or :func:`short_suite` (``copy-<arch>-r<max>``).
+
+    Explained in: book/copying.md
+    """
+    arch = cfg.model.arch
+    return {"suite": "", "widths": f"copy-{arch}-w{cfg.model.d_model}",
+            "short": f"copy-{arch}-r{cfg.max_len}"}[kind]
+
+
+def load_suite(profile: str, *, seed: int = 0, widths: bool = False,
+               short: bool = False) -> tuple[list, list]:
     """The stored (``default``) or freshly trained (``smoke``/``full``) runs of :func:`suite`
-    (or of :func:`width_suite`), each labelled, and the configs whose result is missing.
+    (or of :func:`width_suite`, or of :func:`short_suite`), each labelled, and the configs whose
+    result is missing.
 
     Returns:
         ``(runs, missing)``: result dicts with ``label``, ``cfg`` added; missing configs.
 
     Explained in: book/copying.md
     """
+    if widths and short:
+        raise ValueError("load_suite: choose widths or short, not both")
+    kind = "widths" if widths else "short" if short else "suite"
+    cfgs = {"suite": suite, "widths": width_suite, "short": short_suite}[kind](profile, seed=seed)
     runs, missing = [], []
-    for cfg in (width_suite if widths else suite)(profile, seed=seed):
-        name = f"copy-{cfg.model.arch}-w{cfg.model.d_model}" if widths else ""
+    for cfg in cfgs:
         try:
-            run = cached_run(cfg, profile, name=name).result
+            run = cached_run(cfg, profile, name=run_name(cfg, kind), heavy=kind == "short" or None
+                             ).result
         except results.MissingResultError:
             missing.append(cfg)
             continue
-        label = ARCH_LABELS[cfg.model.arch] + (f", width {cfg.model.d_model}" if widths else "")
+        label = ARCH_LABELS[cfg.model.arch] + {
+            "suite": "", "widths": f", width {cfg.model.d_model}",
+            "short": f", {cfg.min_len}–{cfg.max_len} letters"}[kind]
         runs.append({**run, "label": label, "cfg": cfg})
     return runs, missing
 
