@@ -53,15 +53,17 @@ def test_full_profile_gives_hard_alibi_twice_the_steps_but_keeps_the_width_runs(
 
 
 def test_short_range_is_the_full_protocol_on_fewer_letters():
-    (short,) = copying.experiments.short_suite("full")
+    ten, short = copying.experiments.short_suite("full")
     full = copying.config("full", "lstm")
-    assert short.model == full.model and short.max_len == 20 < full.max_len
+    assert short.model == ten.model == full.model and ten.max_len == 10
+    assert short.max_len == 20 < full.max_len
     same = ("steps", "ramp", "length_power", "stop_exact", "stop_repeat", "curve_strings",
             "batch_size", "min_len")
-    assert all(getattr(short, k) == getattr(full, k) for k in same)
-    assert short.curve_lengths == (5, 10, 15, 20)
+    assert all(getattr(short, k) == getattr(full, k) == getattr(ten, k) for k in same)
+    assert short.curve_lengths == (5, 10, 15, 20) and ten.curve_lengths == (5, 10)
     assert set(range(5, 41)) <= set(short.eval_lengths) and max(short.eval_lengths) == 300
-    assert short.key() != full.key()
+    assert set(range(5, 21)) <= set(ten.eval_lengths)
+    assert len({short.key(), ten.key(), full.key()}) == 3
     assert copying.experiments.run_name(short, "short") == "copy-lstm-r20"
 
 

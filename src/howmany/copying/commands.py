@@ -62,7 +62,7 @@ def add_cli(sub) -> None:
     runs = p.add_mutually_exclusive_group()
     runs.add_argument("--widths", action="store_true", help="the width-vs-cliff runs instead")
     runs.add_argument("--short-range", action="store_true",
-                      help="the shorter-range runs instead (the LSTM on 5-20 letters)")
+                      help="the shorter-range runs instead (the LSTM on 5-10 and 5-20 letters)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--finetune", nargs="*", choices=("paper", "short"),
                    help="fine-tune the pretrained model instead (SmolLM2-135M; hours on a CPU)")
