@@ -46,14 +46,9 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, shor
     if finetune:
         return [(partial(experiments.cached_finetune, profile, p, seed=seed),
                  experiments.finetune_config(profile, p, seed=seed)) for p in finetune]
-    if widths and short:
-        raise ValueError("units: choose widths or short, not both")
-    kind = "widths" if widths else "short" if short else "suite"
-    cfgs = {"suite": experiments.suite, "widths": experiments.width_suite,
-            "short": experiments.short_suite}[kind](profile, seed=seed)
-    return [(partial(experiments.cached_run, cfg, profile, name=experiments.run_name(cfg, kind),
-                     heavy=True if short else None), cfg)
-            for cfg in cfgs if not archs or cfg.model.arch in archs]
+    kind = experiments.suite_kind(widths=widths, short=short)
+    return [(call, cfg) for cfg, call in experiments.suite_runs(profile, kind, seed=seed)
+            if not archs or cfg.model.arch in archs]
 
 
 def full_units(*, seed: int = 0) -> list[tuple[Callable, CopyConfig]]:

@@ -254,6 +254,29 @@ def run_name(cfg: CopyConfig, kind: str = "suite") -> str:
             "short": f"copy-{arch}-r{cfg.max_len}"}[kind]
 
 
+def suite_kind(*, widths: bool = False, short: bool = False) -> str:
+    """``"suite"``, ``"widths"`` or ``"short"``: which set of from-scratch runs the flags name.
+
+    Explained in: book/copying.md
+    """
+    if widths and short:
+        raise ValueError("choose widths or short, not both")
+    return "widths" if widths else "short" if short else "suite"
+
+
+def suite_runs(profile: str, kind: str = "suite", *, seed: int = 0) -> list:
+    """``(cfg, call)`` for every run of one kind: ``call(verbose=False)`` is its
+    :func:`cached_run` under the kind's store name (shorter-range runs are heavy too).
+
+    Explained in: book/copying.md
+    """
+    from functools import partial
+
+    cfgs = {"suite": suite, "widths": width_suite, "short": short_suite}[kind](profile, seed=seed)
+    return [(cfg, partial(cached_run, cfg, profile, name=run_name(cfg, kind),
+                          heavy=True if kind == "short" else None)) for cfg in cfgs]
+
+
 def load_suite(profile: str, *, seed: int = 0, widths: bool = False,
                short: bool = False) -> tuple[list, list]:
     """The stored (``default``) or freshly trained (``smoke``/``full``) runs of :func:`suite`
@@ -265,15 +288,11 @@ def load_suite(profile: str, *, seed: int = 0, widths: bool = False,
 
     Explained in: book/copying.md
     """
-    if widths and short:
-        raise ValueError("load_suite: choose widths or short, not both")
-    kind = "widths" if widths else "short" if short else "suite"
-    cfgs = {"suite": suite, "widths": width_suite, "short": short_suite}[kind](profile, seed=seed)
+    kind = suite_kind(widths=widths, short=short)
     runs, missing = [], []
-    for cfg in cfgs:
+    for cfg, call in suite_runs(profile, kind, seed=seed):
         try:
-            run = cached_run(cfg, profile, name=run_name(cfg, kind), heavy=kind == "short" or None
-                             ).result
+            run = call().result
         except results.MissingResultError:
             missing.append(cfg)
             continue
