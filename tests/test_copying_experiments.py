@@ -52,6 +52,16 @@ def test_full_profile_gives_hard_alibi_twice_the_steps_but_keeps_the_width_runs(
     assert {c.steps for c in copying.experiments.width_suite("full")} == {20_000}
 
 
+def test_only_the_widest_lstm_takes_two_threads_and_the_narrower_runs_keep_their_keys():
+    runs = copying.experiments.width_suite("full")
+    threads = {(c.model.arch, c.model.d_model): c.threads for c in runs}
+    assert threads.pop(("lstm", 512)) == 2 and set(threads.values()) == {1}
+    suite_lstm = copying.config("full", "lstm")
+    w256 = next(c for c in runs if c.model.arch == "lstm" and c.model.d_model == 256)
+    assert w256 == suite_lstm  # the width-256 run is the suite's LSTM, one stored result
+    assert all(c.threads == 1 for c in copying.experiments.width_suite("smoke"))
+
+
 def test_short_range_is_the_full_protocol_on_fewer_letters():
     ten, short = copying.experiments.short_suite("full")
     full = copying.config("full", "lstm")
@@ -78,3 +88,25 @@ def test_default_profile_reads_the_short_range_run_and_never_trains_it(tmp_path,
     assert runs == [] and missing == copying.experiments.short_suite("full")
     with pytest.raises(ValueError, match="widths or short"):
         copying.load_suite("default", widths=True, short=True)
+
+
+def test_copy_command_checks_every_copier_whose_checkpoint_is_here(tmp_path, monkeypatch, capsys):
+    from functools import partial
+
+    from howmany import cli
+    from howmany.copying import cluster, training
+
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HOWMANY_CHECKPOINTS", str(tmp_path / "ckpt"))
+    here, elsewhere = (copying.config("smoke", "lstm", steps=30, curve_every=10, eval_strings=10,
+                                      eval_lengths=(2, 8), seed=s) for s in (0, 1))
+    stored = copying.cached_run(elsewhere, "smoke")  # a result whose checkpoint is then gone
+    (training.checkpoint_dir() / f"{elsewhere.key()}.pt").unlink()
+    jobs = [(partial(copying.cached_run, here, "smoke"), here),
+            (lambda verbose=False: stored, elsewhere)]
+    monkeypatch.setattr(cluster, "units", lambda *a, **k: jobs)
+    assert cli.main(["copy", "--profile", "smoke", "--widths"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("range check: worst n=") == 1 and out.count("range check skipped") == 1
+    assert "/8 copied" not in out  # the check covers the training lengths 2-8, 50 strings each
+    assert "/50 copied" in out
