@@ -107,6 +107,12 @@ def test_copy_command_checks_every_copier_whose_checkpoint_is_here(tmp_path, mon
     monkeypatch.setattr(cluster, "units", lambda *a, **k: jobs)
     assert cli.main(["copy", "--profile", "smoke", "--widths"]) == 0
     out = capsys.readouterr().out
-    assert out.count("range check: worst n=") == 1 and out.count("range check skipped") == 1
+    assert out.count("range check: worst n=") == 1 and out.count("checks skipped") == 1
     assert "/8 copied" not in out  # the check covers the training lengths 2-8, 50 strings each
     assert "/50 copied" in out
+    assert out.count("first mistakes: ") == 1  # tallied where the range check ran
+    assert cli.main(["copy", "--profile", "smoke", "--widths", "--checks", "mistakes"]) == 0
+    out = capsys.readouterr().out
+    assert "range check" not in out and out.count("first mistakes: ") == 1
+    assert cli.main(["copy", "--profile", "smoke", "--widths", "--checks"]) == 0
+    assert "first mistakes" not in capsys.readouterr().out

@@ -32,6 +32,22 @@ def trained_config(run: dict) -> CopyConfig:
     return replace(run["cfg"], lr=run["lr"])
 
 
+def load_trained(cfg: CopyConfig):
+    """The copier trained under ``cfg``, reloaded from its checkpoint; this never trains one.
+
+    Raises:
+        FileNotFoundError: the checkpoint is not on this machine.
+
+    Explained in: book/copying.md
+    """
+    path = checkpoint_dir() / f"{cfg.key()}.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint {path} for {cfg.key()}: train the run first "
+                                "(python -m howmany copy)")
+    model, _ = train(cfg)  # loads the finished checkpoint
+    return model
+
+
 def check(cfg: CopyConfig, strings: int = RANGE_STRINGS, *, verbose: bool = False) -> dict:
     """Copy ``strings`` fresh strings at every length ``cfg.min_len..cfg.max_len`` with the copier
     trained under ``cfg``, loaded from its checkpoint.
@@ -44,11 +60,7 @@ def check(cfg: CopyConfig, strings: int = RANGE_STRINGS, *, verbose: bool = Fals
 
     Explained in: book/copying.md
     """
-    path = checkpoint_dir() / f"{cfg.key()}.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint {path} for {cfg.key()}: train the run first "
-                                "(python -m howmany copy)")
-    model, _ = train(cfg)  # loads the finished checkpoint
+    model = load_trained(cfg)
     t0 = time.perf_counter()
     rows = evaluation.evaluate(model, range(cfg.min_len, cfg.max_len + 1), strings,
                                seed=RANGE_SEED + cfg.seed, verbose=verbose)

@@ -1,4 +1,5 @@
-"""Figure helpers of the copying chapter: accuracy against length, training curves, width.
+"""Figure helpers of the copying chapter: accuracy against length, training curves, width,
+mistakes.
 
 Each curve keeps one colour for its line, markers and band (``C<k>`` of the colorblind palette),
 and legends sit outside the axes so they never cover a curve.
@@ -13,7 +14,7 @@ import numpy as np
 from .style import MARKERS
 
 __all__ = ["plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_longer_training",
-           "plot_width_cliff"]
+           "plot_width_cliff", "plot_mistakes"]
 
 
 def _legend_right(ax, **kw):
@@ -183,4 +184,30 @@ def plot_width_cliff(ax, points: dict, *, train_max: int):
     ax.set(xlabel="width (LSTM: hidden size; transformer: d_model)",
            ylabel="cliff position n50 (letters)")
     _legend_right(ax)
+    return ax
+
+
+def plot_mistakes(ax, rows: list, kinds: tuple, *, title: str = ""):
+    """Share of strings copied wrongly at each length, stacked by the kind of the first mistake.
+
+    Args:
+        rows: ``copying.mistakes.tally`` rows (``n``, ``strings`` and a count per kind).
+        kinds: the kinds, bottom to top (``copying.mistakes.KINDS``); kinds never seen are left
+            out of the legend.
+
+    Explained in: book/copying.md
+    """
+    x = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    for k, kind in enumerate(kinds):
+        share = np.array([r[kind] / r["strings"] for r in rows])
+        if share.any():
+            ax.bar(x, share, 0.7, bottom=bottom, color=f"C{k}", label=kind)
+        bottom += share
+    ax.set_xticks(x, [str(r["n"]) for r in rows])
+    ax.set(xlabel="string length (letters)", ylabel="share of strings copied wrongly",
+           ylim=(0, max(0.05, 1.1 * bottom.max())))
+    if title:
+        ax.set_title(title, fontsize="medium")
+    _legend_right(ax, title="first mistake")
     return ax
