@@ -173,3 +173,34 @@ def test_cold_floor_finds_warm_thresholds_below_a_cold_start():
     assert f == {"compared": 3, "below": [[1, 4, 10]], "gap": 6}
     assert budget.cold_floor(rows([3, 8]), rows([3, 5])) == {"compared": 2, "below": [], "gap": 0}
     assert budget.cold_floor(rows([3], [4]), rows([9], [5]))["compared"] == 0
+
+
+def test_a_folder_counts_for_a_recipe_only_while_the_preset_is_unchanged(tmp_path):
+    from dataclasses import replace
+
+    from howmany import results
+
+    def stored(recipe, n_units, name=None, n_strings=8):
+        cfg = cramming.sweep.SweepConfig.for_recipe("smollm2-135m", recipe, ms=(1,),
+                                                    n_strings=n_strings)
+        cfg = replace(cfg, recipe=name or recipe.name)
+        folder = cramming.sweep.sweep_dir(cfg, tmp_path)
+        results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
+        for i in range(n_units):
+            results.atomic_write_json(folder / f"m1-{recipe.method}-s{i:03d}.json", {
+                "config": {"m": 1, "method": recipe.method, "string": i, "n_max": cfg.n_max(1)},
+                "provenance": {}, "result": {"threshold": 3, "censored": False, "status": "ok",
+                                             "steps": 10}})
+        return folder
+
+    book, paper = cramming.recipes.get("book"), cramming.recipes.get("paper")
+    old = stored(replace(book, cram=replace(book.cram, lr=0.5)), 8, name="book")  # since changed
+    part, full = stored(book, 2), stored(paper, 8)
+    assert cramming.budget.ran_recipe(cramming.sweep.load_sweep(full)["config"], "paper")
+    assert not cramming.budget.ran_recipe(cramming.sweep.load_sweep(old)["config"], "book")
+    assert not cramming.budget.ran_recipe(cramming.sweep.load_sweep(full)["config"], "book")
+    found = cramming.budget.recipe_sweeps("smollm2-135m", ["book", "paper"], root=tmp_path)
+    assert {k: s["folder"] for k, s in found.items()} == {"book": str(part), "paper": str(full)}
+    more = stored(book, 5, n_strings=16)  # the same preset in a folder with more strings done
+    found = cramming.budget.recipe_sweeps("smollm2-135m", ["book"], root=tmp_path)
+    assert found["book"]["folder"] == str(more)

@@ -143,9 +143,32 @@ def cold_floor(warm: list[dict], cold: list[dict]) -> dict:
     return dict(compared=len(pairs), below=below, gap=max((c - w for _, w, c in below), default=0))
 
 
+def ran_recipe(config: dict, name: str) -> bool:
+    """Whether a stored sweep's ``config`` ran the preset ``name`` as it is defined now: the same
+    name, threshold search and optimiser settings. A folder made before a preset changed keeps
+    its old name but no longer measures that preset.
+
+    Explained in: book/cramming.md
+    """
+    import json
+
+    from . import recipes
+
+    if config.get("recipe") != name:
+        return False
+    rec = recipes.get(name)
+    same = (json.loads(json.dumps(rec.cram.to_dict())) == config.get("cram")
+            and list(config.get("methods", ())) == [rec.method])
+    if rec.method == "grid":
+        same &= (config.get("grid_step"), config.get("grid_stop", 0)) == (rec.grid_step,
+                                                                           rec.grid_stop)
+    return bool(same)
+
+
 def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -> dict:
-    """``{recipe: load_sweep(...)}`` of the stored sweeps of ``model`` that ran each recipe
-    (the newest folder per recipe); recipes with no stored sweep are left out.
+    """``{recipe: load_sweep(...)}`` of the stored sweeps of ``model`` that ran each recipe as
+    it is defined now (``ran_recipe``; of several such folders, the one with the most finished
+    units); recipes with no such sweep are left out.
 
     Explained in: book/cramming.md
     """
@@ -156,10 +179,12 @@ def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -
         folders = store.find_sweeps(model, kind=kind, root=root)
     except Exception:  # noqa: BLE001 - no sweep at all: nothing to show
         return out
-    for folder in folders:  # newest first
+    size = lambda s: sum(len(rows) for by_m in s["units"].values() for rows in by_m.values())  # noqa: E731
+    for folder in folders:
         s = sweep.load_sweep(folder)
         name = s["config"].get("recipe", "")
-        if name in names and name not in out:
+        if name in names and ran_recipe(s["config"], name) and (
+                name not in out or size(s) > size(out[name])):
             out[name] = s
     return out
 
