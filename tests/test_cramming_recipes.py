@@ -204,3 +204,13 @@ def test_a_folder_counts_for_a_recipe_only_while_the_preset_is_unchanged(tmp_pat
     more = stored(book, 5, n_strings=16)  # the same preset in a folder with more strings done
     found = cramming.budget.recipe_sweeps("smollm2-135m", ["book"], root=tmp_path)
     assert found["book"]["folder"] == str(more)
+
+
+def test_unfinished_recipes_are_listed_beside_ours_on_their_strings():
+    row = lambda i, t: {"string": i, "threshold": t}  # noqa: E731
+    rows = {"book": [row(i, 10 + i) for i in range(4)], "paper": [row(i, 5) for i in range(4)],
+            "progressive": [row(2, 30), row(0, 20)], "kuratov": [row(7, 9)]}
+    out = budget.unfinished(rows, 4)
+    assert out == [{"recipe": "progressive", "strings": 2, "theirs": [20, 30], "ours": [10, 12]},
+                   {"recipe": "kuratov", "strings": 1, "theirs": [], "ours": []}]
+    assert budget.unfinished(rows, 1) == []

@@ -51,6 +51,23 @@ def shared_strings(runs: dict, min_strings: int = 1) -> dict:
             for k, rows in runs.items()}
 
 
+def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book") -> list[dict]:
+    """The recipes that have finished some but not all ``n_strings`` strings, each with its
+    thresholds (``theirs``) and those of ``ours`` (``ours``) on the strings both have finished
+    (empty lists when ``ours`` has none of them).
+
+    Explained in: book/cramming.md
+    """
+    mine = {r["string"]: r["threshold"] for r in rows_by_recipe.get(ours, [])}
+    out = []
+    for name, rows in rows_by_recipe.items():
+        if 0 < len(rows) < n_strings:
+            both = sorted((r["string"], r["threshold"]) for r in rows if r["string"] in mine)
+            out.append({"recipe": name, "strings": len(rows), "theirs": [t for _, t in both],
+                        "ours": [mine[i] for i, _ in both]})
+    return out
+
+
 def curve(rows: list[dict], budgets) -> np.ndarray:
     """Median threshold over strings after each per-string budget in ``budgets`` (steps).
 
