@@ -10,7 +10,6 @@ This is the CI half of `make test`, and one execution per chapter does two jobs:
   then the executed notebook is converted to plain Markdown and no MyST may remain.
 """
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,13 +18,11 @@ import time
 import nbformat
 import pytest
 
-from howmany import bookbuild, colab, profiles
+from howmany import bookbuild, colab
 from howmany.paths import repo_root
 
 ROOT = repo_root()
-# A chapter must run within the smoke profile's minutes; the factor absorbs a busy shared machine
-# (set HOWMANY_CHAPTER_SLACK=1 for the strict budget).
-SLACK = float(os.environ.get("HOWMANY_CHAPTER_SLACK", "2"))
+# How long a chapter takes is measured by benchmarks/bench_chapters.py, not here.
 CHAPTERS = [p for p in bookbuild.pages(ROOT) if p.is_notebook] if ROOT else []
 # What must not survive conversion: roles, directive fences, (label)= targets, glue options.
 MYST_LEFT = re.compile(r"\{[A-Za-z][\w:+.-]*\}`|^\s*(`{3,}|:{3,})\{|^\s*\([^()\s]+\)=\s*$"
@@ -100,8 +97,6 @@ def test_chapter_runs_as_colab_notebook(page, tmp_path, local_clone, book_info, 
     code = [c for c in done.cells if c.cell_type == "code" and c.source]
     assert code and all(c.get("execution_count") for c in code), "every code cell executed"
     assert not [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    budget = profiles.get("smoke").max_chapter_minutes * SLACK
-    assert minutes <= budget, f"{page.source.stem} took {minutes:.2f} min in smoke (budget {budget})"
     probe = "".join(o.get("text", "") for o in done.cells[-1].outputs)
     assert f"HOWMANY_FROM {target}" in probe, probe
 
