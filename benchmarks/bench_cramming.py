@@ -52,7 +52,7 @@ def reference_one(name: str, target: np.ndarray, m: int, cfg: cramming.CramConfi
     tg = torch.as_tensor(target)[None]
     best, since = float("inf"), 0
     for _ in range(cfg.max_steps):
-        emb = cramming.engine._frame(model, lm.bos_id, cfg.layout, x, tg[:, :-1])
+        emb = cramming.decoding.frame(model, lm.bos_id, cfg.layout, x, tg[:, :-1])
         logits = model(inputs_embeds=emb, logits_to_keep=tg.shape[1]).logits
         loss = F.cross_entropy(logits[0], tg[0])
         acc = (logits[0].argmax(-1) == tg[0]).float().mean().item()  # the per-step sync

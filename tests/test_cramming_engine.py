@@ -43,7 +43,7 @@ def test_manual_adamw_matches_torch(lm):
     x = cramming.init_prompts(lm.model, 1, [3], cfg).requires_grad_(True)
     opt = torch.optim.AdamW([x], lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     for _ in range(5):
-        logits = lm.model(inputs_embeds=cramming.engine._frame(lm.model, lm.bos_id, cfg.layout, x,
+        logits = lm.model(inputs_embeds=cramming.decoding.frame(lm.model, lm.bos_id, cfg.layout, x,
                                                           torch.tensor(tg[:, :5])), logits_to_keep=6).logits
         loss = torch.nn.functional.cross_entropy(logits[0], torch.tensor(tg[0]))
         if _ < 4:
@@ -55,7 +55,7 @@ def test_no_free_token_first_target_predicted_from_prompt(lm):
     """The first target is scored at the last prompt position: logits_to_keep = n, inputs end at t_{n-1}."""
     x = cramming.init_prompts(lm.model, 2, [0], CFG)
     ids = torch.tensor([[7, 8, 9]])
-    emb = cramming.engine._frame(lm.model, lm.bos_id, "bos-mem", x, ids[:, :2])
+    emb = cramming.decoding.frame(lm.model, lm.bos_id, "bos-mem", x, ids[:, :2])
     assert emb.shape[1] == 1 + 2 + 2  # BOS, 2 prompt vectors, t1, t2 (t3 never fed)
     full = lm.model(inputs_embeds=emb).logits
     kept = lm.model(inputs_embeds=emb, logits_to_keep=3).logits

@@ -2,7 +2,9 @@
 
 The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one concept a module:
 
-* ``engine``: ``CramConfig`` and ``cram``, the batched optimiser with verified greedy success;
+* ``engine``: ``CramConfig`` and ``cram``, the batched optimiser;
+* ``decoding``: verified success, greedy decoding from the rounded prompt;
+* ``resume``: snapshots of runs in flight, and runs that go on from a stored one;
 * ``thresholds``: threshold searches (warm growth with cold restarts, bisection, a fixed grid);
 * ``recipes``: named presets (the paper's, Kuratov et al.'s, Progressive Cramming's, the book's);
 * ``targets``: the strings to cram (random tokens, random words, natural text);
@@ -18,14 +20,14 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 Explained in: book/cramming.md
 """
 
-from . import accessibility, engine, targets, thresholds  # noqa: I001  (order: no cycles)
+from . import accessibility, decoding, engine, resume, targets, thresholds  # noqa: I001
 from . import recipes, sweep, store, scaling, budget, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
-__all__ = ["accessibility", "engine", "targets", "thresholds", "recipes", "sweep", "store",
+__all__ = ["accessibility", "decoding", "engine", "resume", "targets", "thresholds", "recipes", "sweep", "store",
            "scaling", "budget", "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std",
            "greedy_generate",
            "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",

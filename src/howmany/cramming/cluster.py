@@ -43,8 +43,9 @@ class CramWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, cfg: sweep.SweepConfig, unit) -> dict:
-        """Compute one unit; the model is loaded on the first unit that needs it."""
+    def run(self, cfg: sweep.SweepConfig, unit, base: dict | None = None) -> dict:
+        """Compute one unit (``base``: stored rows it continues, ``sweep.base_rows``); the model
+        is loaded on the first unit that needs it."""
         from .. import models
 
         if self.key != (cfg.model, cfg.dtype):
@@ -53,7 +54,7 @@ class CramWorker:
             self.key = (cfg.model, cfg.dtype)
         if cfg not in self.targets:
             self.targets[cfg] = sweep.sweep_targets(cfg, self.lm)
-        rows, wall = sweep.compute_unit(self.lm, cfg, unit, self.targets[cfg])
+        rows, wall = sweep.compute_unit(self.lm, cfg, unit, self.targets[cfg], base=base)
         return {"rows": rows, "wall_s": wall, "device": self.lm.device, "pid": os.getpid(),
                 "host": socket.gethostname()}
 
@@ -117,7 +118,8 @@ def run_sweeps(sweeps, cluster: ClusterConfig | None = None, *, only_ms=None,
             while idle and (k := _next(queues, cfgs, key[idle[0]])) is not None:
                 a, unit = idle.pop(0), queues[k].pop(0)
                 key[a] = (cfgs[k].model, cfgs[k].dtype)
-                running[actors[a].run.remote(cfgs[k], unit)] = (a, k, unit)
+                base = sweep.base_rows(cfgs[k], folders[k], unit)
+                running[actors[a].run.remote(cfgs[k], unit, base)] = (a, k, unit)
                 emit("dispatch", {"actor": a, "pid": pids[a], "model": cfgs[k].model, "unit": unit})
             if not running:
                 break

@@ -22,12 +22,15 @@ Explained in: book/cramming.md
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
+
+from .decoding import frame, greedy_generate, round_prompt, verify  # noqa: F401 - re-exported
 
 LAYOUTS = ("bos-mem", "mem-bos", "mem")
 SCHEDULES = ("constant", "cosine")
@@ -122,51 +125,9 @@ def init_prompts(model, m: int, seeds, cfg: CramConfig) -> torch.Tensor:
     return torch.stack(rows) * sigma
 
 
-def round_prompt(x: torch.Tensor, precision: str, model_dtype: torch.dtype) -> torch.Tensor:
-    """Round a prompt to the stated precision (dtype name or an ℓ∞ grid step ε, Ass. 4.3)."""
-    if precision == "model":
-        return x.to(model_dtype)
-    if precision in ("float32", "bfloat16", "float16"):
-        return x.to(getattr(torch, precision)).to(model_dtype)
-    step = float(precision)
-    return (torch.round(x / step) * step).to(model_dtype)
-
-
-def _frame(model, bos_id, layout: str, mem: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """Input embeddings [B, pos, d] for ``layout`` around the prompt ``mem``, then token ids."""
-    emb = model.get_input_embeddings()
-    b = mem.shape[0]
-    bos = emb(torch.full((b, 1), int(bos_id), device=mem.device)) if layout != "mem" else None
-    parts = {"bos-mem": [bos, mem], "mem-bos": [mem, bos], "mem": [mem]}[layout]
-    return torch.cat([p.to(mem.dtype) for p in parts] + [emb(ids).to(mem.dtype)], dim=1)
-
-
-@torch.no_grad()
-def greedy_generate(model, bos_id, layout: str, prompts: torch.Tensor, n: int) -> torch.Tensor:
-    """Greedy decoding of ``n`` tokens from soft prompts [B, m, d] (KV cache); returns [B, n]."""
-    empty = torch.zeros(prompts.shape[0], 0, dtype=torch.long, device=prompts.device)
-    x = _frame(model, bos_id, layout, prompts, empty)
-    out = model(inputs_embeds=x, use_cache=True)
-    toks = [out.logits[:, -1].argmax(-1)]
-    for _ in range(n - 1):  # transformers >= 5.2 names the KV cache `cache`, older `past_key_values`
-        kv = {"cache": out.cache} if hasattr(out, "cache") else {"past_key_values": out.past_key_values}
-        out = model(input_ids=toks[-1][:, None], use_cache=True, **kv)
-        toks.append(out.logits[:, -1].argmax(-1))
-    return torch.stack(toks, dim=1)
-
-
-def verify(model, bos_id, cfg: CramConfig, prompts: torch.Tensor, targets: torch.Tensor,
-           lengths) -> np.ndarray:
-    """True where greedy generation from the rounded prompt reproduces the first ``lengths`` tokens."""
-    dtype = next(model.parameters()).dtype
-    gen = greedy_generate(model, bos_id, cfg.layout, round_prompt(prompts, cfg.precision, dtype),
-                          int(max(lengths))).to(targets.device)
-    return np.array([bool((gen[i, :k] == targets[i, :k]).all()) for i, k in enumerate(lengths)])
-
-
 def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None,
          grow: bool = False, start_lengths=None, verbose: bool = False,
-         callback=None) -> list[dict]:
+         callback=None, resume=None, snapshot=None, snapshot_s: float = 60.0) -> list[dict]:
     """Cram B strings at once; each row is an independent problem (batch = separate runs).
 
     Args:
@@ -183,13 +144,18 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         start_lengths: first target length per row when growing (default 1).
         callback: ``callback(step, info)`` after every step; ``info`` holds per-row lists
             ``loss``, ``tf_prefix``, ``n_verified``, ``length`` (current target) and ``active``.
+        resume: per row, a state from ``snapshot`` (or ``cramming.resume``) to go on from, or
+            None for a fresh start; a resumed row continues exactly as the run it came from.
+        snapshot: ``snapshot(states)`` every ``snapshot_s`` seconds of wall time, with every
+            row's state (plain tensors and numbers) so that a killed run can be resumed.
 
     Returns:
         One dict per row: ``status`` ("solved", "failed", "stopped" or "nan"), ``n_verified``
         (longest verified prefix), ``steps``, ``first_success_step``, ``loss``, ``tf_prefix``
         (teacher-forced correct prefix at the end), ``history`` (``[steps, n_verified]`` at
         every verified success: the budget curve), ``restarts`` (``[steps, length]`` where each
-        cold restart began; restart ``r`` of a row uses seed ``seed + 104_729 * r``) and ``prompt`` (tensor, the verified one).
+        cold restart began; restart ``r`` of a row uses seed ``seed + 104_729 * r``) and
+        ``prompt`` (tensor, the verified one).
 
     Explained in: book/cramming.md
     """
@@ -210,10 +176,30 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
     best, since, attempt = np.full(b, np.inf), np.zeros(b, int), np.zeros(b, int)
     cap = np.full(b, cfg.max_steps)  # step cap of the current attempt
     tries = np.zeros(b, int)  # cold restarts at the current length (reset by progress)
+    off = np.zeros(b, int)  # steps a resumed row had taken before this call
     out = [dict(status="active", n_verified=0, steps=0, first_success_step=None, loss=None,
                 tf_prefix=0, history=[], restarts=[], prompt=None) for _ in range(b)]
+    arrays = dict(t_adam=t_adam, cur=cur, best=best, since=since, attempt=attempt, cap=cap,
+                  tries=tries)
+    for i, st in enumerate(resume or []):
+        if st is None:
+            continue
+        for k, t in (("p", p), ("mom", mom), ("var", var)):
+            t[i] = torch.as_tensor(st[k], dtype=torch.float32, device=dev)
+        for k, a in arrays.items():
+            a[i] = st[k]
+        out[i] = {**st["out"], "history": [list(h) for h in st["out"]["history"]],
+                  "restarts": [list(h) for h in st["out"]["restarts"]]}
+        off[i] = out[i]["steps"]
+
+    def states() -> list[dict]:
+        return [dict(p=p[i].cpu().clone(), mom=mom[i].cpu().clone(), var=var[i].cpu().clone(),
+                     out={**out[i], "prompt": None if out[i]["prompt"] is None
+                          else out[i]["prompt"].cpu().clone()},
+                     **{k: a[i].item() for k, a in arrays.items()}) for i in range(b)]
+
     b1, b2 = cfg.betas
-    step = 0
+    step, last_snap = 0, time.monotonic()
     bar = tqdm(disable=not verbose, desc=f"cram m={m} B={b}", unit="step", leave=False,
                mininterval=10)
     while True:
@@ -227,7 +213,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         nf = int(feed.max())
         x = p[act].clone().requires_grad_(True)
         ids = tg[act, : nf - 1]
-        logits = model(inputs_embeds=_frame(model, bos_id, cfg.layout, x.to(dtype), ids),
+        logits = model(inputs_embeds=frame(model, bos_id, cfg.layout, x.to(dtype), ids),
                        logits_to_keep=nf).logits.float()  # positions P-1 .. P+nf-2
         ce = F.cross_entropy(logits.transpose(1, 2), tg[act, :nf], reduction="none")  # [Ba, nf]
         pos = torch.arange(nf, device=dev)[None, :]
@@ -256,11 +242,11 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                     if j in passed and kk > out[act[j]]["n_verified"]:
                         i = act[j]
                         out[i].update(n_verified=kk, prompt=p[i].clone())
-                        out[i]["history"].append([step, kk])
-                        out[i]["first_success_step"] = out[i]["first_success_step"] or step
+                        out[i]["history"].append([step + off[i], kk])
+                        out[i]["first_success_step"] = out[i]["first_success_step"] or step + off[i]
             for j, i in enumerate(act):
-                o = out[i]
-                o.update(steps=step, loss=float(lr_[j]), tf_prefix=int(prefix[j]))
+                o, s_i = out[i], step + off[i]  # s_i: the row's own step count
+                o.update(steps=s_i, loss=float(lr_[j]), tf_prefix=int(prefix[j]))
                 if not finite[j]:
                     o["status"] = "nan"
                 elif j in passed and (not grow or o["n_verified"] >= lengths[i]):
@@ -274,19 +260,12 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
                     best[i] = min(best[i], lr_[j])
                     if attempt[i] >= cap[i] or since[i] >= cfg.patience:
                         o["status"] = "failed"
-                if cfg.string_steps and step >= cfg.string_steps and o["status"] == "active":
+                if cfg.string_steps and s_i >= cfg.string_steps and o["status"] == "active":
                     o["status"] = "failed"  # the string's whole budget is spent
                 if (o["status"] == "failed" and tries[i] < cfg.restarts
-                        and not (cfg.string_steps and step >= cfg.string_steps)):
-                    r = len(o["restarts"]) + 1  # cold restart at the stall length, fresh seed
-                    o["restarts"].append([step, int(cur[i])])
-                    tries[i] += 1
+                        and not (cfg.string_steps and s_i >= cfg.string_steps)):
                     fresh.add(i)
-                    o["status"] = "active"
-                    p[i] = init_prompts(model, m, [seeds[i] + 104_729 * r], cfg)[0].to(dev)
-                    mom[i], var[i], t_adam[i] = 0.0, 0.0, 0
-                    best[i], since[i], attempt[i] = np.inf, 0, 0
-                    cap[i] = cfg.cold_steps or cfg.max_steps
+                    restart_state(model, m, cfg, seeds[i], o, p, mom, var, arrays, i, cur[i])
             upd = [j for j, i in enumerate(act) if out[i]["status"] == "active" and i not in fresh]
             if upd:  # AdamW (decoupled weight decay), elementwise: identical to torch.optim.AdamW
                 i = act[upd]
@@ -304,8 +283,26 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
             callback(step, dict(loss=[o["loss"] for o in out], tf_prefix=[o["tf_prefix"] for o in out],
                                 n_verified=[o["n_verified"] for o in out], length=cur.tolist(),
                                 active=[o["status"] == "active" for o in out]))
+        if snapshot is not None and time.monotonic() - last_snap >= snapshot_s:
+            snapshot(states())
+            last_snap = time.monotonic()
     bar.close()
     for o in out:
         if o["status"] == "failed" and grow and o["n_verified"] > 0:
             o["status"] = "stopped"  # grew until the optimiser stalled: n_verified is the threshold
     return out
+
+
+def restart_state(model, m: int, cfg: CramConfig, seed: int, o: dict, p, mom, var, arrays: dict,
+                  i: int, length: int) -> None:
+    """Turn row ``i`` into a cold restart at ``length`` (in place): the next fresh seed's prompt,
+    zero Adam moments, a new schedule, the cold attempt's step cap; its record goes on."""
+    r = len(o["restarts"]) + 1
+    o["restarts"].append([o["steps"], int(length)])
+    o["status"] = "active"
+    p[i] = init_prompts(model, m, [seed + 104_729 * r], cfg)[0].to(p.device)
+    mom[i], var[i] = 0.0, 0.0
+    arrays["tries"][i] += 1
+    for k, v in (("t_adam", 0), ("best", np.inf), ("since", 0), ("attempt", 0),
+                 ("cap", cfg.cold_steps or cfg.max_steps)):
+        arrays[k][i] = v

@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import checks, distributed, profiles, results, safepaths
-from . import accessibility, claims, recipes, targets
+from . import accessibility, claims, recipes, resume, targets
 from .engine import LAYOUTS, CramConfig
 from .thresholds import THRESHOLD_METHODS
 
@@ -111,7 +111,8 @@ def sweep_targets(cfg: SweepConfig, lm) -> np.ndarray:
 
 
 def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only_ms=None,
-              batch_size: int | None = None, claim_stale_s: float = claims.STALE_S) -> Path:
+              batch_size: int | None = None, claim_stale_s: float = claims.STALE_S,
+              continued_only: bool = False) -> Path:
     """Run (or resume) a sweep into ``folder``; returns the folder.
 
     Order: method, then batch of strings, then m — so a partial sweep already covers every m.
@@ -120,7 +121,10 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     Each batch is claimed first (``cramming.claims``), so processes sharing the folder split the
     work; a batch another live process holds is skipped (``claim_stale_s``: when a claim is dead).
     A sweep configuration that does not fit the model's context is refused before anything is
-    written, and a run that fails before its first unit leaves no folder behind.
+    written, and a run that fails before its first unit leaves no folder behind. A ``grow``
+    unit snapshots itself once a minute (``resume.partial_dir()``), so a killed unit resumes
+    where it was; a recipe that continues another (``base_rows``) goes on from its stored
+    runs, and ``continued_only`` leaves the strings that have none for a later run.
 
     Explained in: book/cramming.md
     """
@@ -148,9 +152,15 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
             if not claimer.take(key):
                 continue  # another process computes this batch now
             idx = _todo(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
+            base = base_rows(cfg, folder, (meth, m, idx)) if idx else {}
+            if continued_only:
+                idx = [i for i in idx if i in base]
             if idx:
-                rows, wall = compute_unit(lm, cfg, (meth, m, idx), tg, verbose=verbose)
+                partial = resume.partial_dir() / folder.name / f"{key}.pt"
+                rows, wall = compute_unit(lm, cfg, (meth, m, idx), tg, verbose=verbose,
+                                          partial=partial, base=base)
                 write_unit(folder, cfg, (meth, m, idx), rows, device=lm.device, wall_s=wall)
+                partial.unlink(missing_ok=True)
             claimer.release(key)
             bar.update(len(idx))
     except BaseException:
@@ -191,21 +201,73 @@ def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int 
     return pending()
 
 
-def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = False):
+def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = False,
+                 partial: Path | None = None, base: dict | None = None):
     """Cram one unit ``(method, m, strings)`` on a loaded LM; returns (result rows, wall s).
 
     Seeds depend only on the sweep seed, m and the string, so any worker gets the same rows.
+    For the ``grow`` method, ``partial`` is a snapshot file: the unit resumes from it when it
+    holds this very unit, and is rewritten once a minute while the unit runs. ``base`` maps
+    strings to stored rows of the recipe this one continues (``base_rows``): those strings go
+    on from that run's first stall instead of repeating it.
 
     Explained in: book/cramming.md
     """
     meth, m, idx = unit
     t0 = time.perf_counter()
+    seeds = [cfg.seed * 100_003 + m * 10_007 + i for i in idx]
     kw = dict(grid=cfg.grid(m), stop=cfg.grid_stop) if meth == "grid" else {}
-    out = THRESHOLD_METHODS[meth](
-        lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
-        seeds=[cfg.seed * 100_003 + m * 10_007 + i for i in idx], verbose=verbose, **kw)
+    if meth == "grow":
+        meta = {"sweep": results.config_key(cfg), "m": m, "strings": list(idx), "seeds": seeds,
+                "base": sorted(base or {})}
+        states = resume.load(partial, meta) if partial is not None else None
+        if states is None and base:
+            states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
+                      if i in base else None for i, sd in zip(idx, seeds)]
+        kw = dict(resume=states, snapshot=None if partial is None
+                  else lambda st: resume.save(partial, st, meta))
+    out = THRESHOLD_METHODS[meth](lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
+                                  seeds=seeds, verbose=verbose, **kw)
     rows = [{**r, "target": tg[i, : cfg.n_max(m)].tolist()} for i, r in zip(idx, out)]
+    for i, r in zip(idx, rows):
+        if base and i in base:
+            r["continued_from"] = base[i]["source"]
     return rows, time.perf_counter() - t0
+
+
+def base_rows(cfg: SweepConfig, folder: Path, unit) -> dict:
+    """``{string: {"result", "source"}}``: the stored rows of the recipe that ``cfg``'s recipe
+    continues (``recipes.Recipe.base``, checked by ``resume.continues``) for the strings of
+    ``unit``, from that recipe's sweep folder beside ``folder``; empty when there is none.
+
+    Explained in: book/cramming.md
+    """
+    meth, m, idx = unit
+    scale = cfg.recipe.partition("@x")[2]
+    try:
+        rec = recipes.get(cfg.recipe) if cfg.recipe else None
+        base = recipes.get(rec.base + (f"@x{scale}" if scale else "")) if rec and rec.base \
+            else None
+    except ValueError:
+        return {}
+    if base is None or meth != "grow":
+        return {}
+    base = replace(base, cram=replace(base.cram, layout=cfg.cram.layout))
+    if replace(rec.cram, layout=cfg.cram.layout) != cfg.cram or \
+            not resume.continues(replace(rec, cram=cfg.cram), base):
+        return {}  # the folder's settings are not the preset's as it is defined now
+    bcfg = replace(cfg, cram=base.cram, recipe=base.name)
+    bfolder = Path(folder).parent / sweep_dir(bcfg, Path(folder).parent.parent).name
+    out = {}
+    for i in idx:
+        path = _unit_path(bfolder, m, meth, i)
+        if path.is_file():
+            u = json.loads(path.read_text())
+            out[i] = {"result": u["result"], "source": {
+                "recipe": base.name, "folder": bfolder.name, "file": path.name,
+                "steps": u["result"]["steps"], "wall_s": u["provenance"].get("wall_time_s"),
+                "commit": u["provenance"].get("git_commit")}}
+    return out
 
 
 def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_s: float,
@@ -264,9 +326,17 @@ def load_sweep(folder: Path) -> dict:
             raise results.CorruptResultError(f"{path}: its result lacks status/threshold/censored; "
                                              f"{how}")
         units.setdefault(meth, {}).setdefault(m, []).append(
-            {**r, "string": i, "wall_s": u["provenance"].get("wall_time_s")})
+            {**r, "string": i, "wall_s": _wall(u)})
     return {"config": head["config"], "provenance": head["provenance"], "units": units,
             "folder": str(folder)}
+
+
+def _wall(unit: dict):
+    """A unit's wall time, with that of the stored run it continued (``base_rows``)."""
+    own, base = unit["provenance"].get("wall_time_s"), unit["result"].get("continued_from")
+    if own is None or not base:
+        return own
+    return own + (base.get("wall_s") or 0.0)
 
 
 _UNIT_NAME = re.compile(r"m(?P<m>\d+)-(?P<method>[a-z]+)-s(?P<string>\d+)\.json")
@@ -326,6 +396,9 @@ def add_cli(sub) -> None:
     p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
+    p.add_argument("--continued-only", action="store_true",
+                   help="for a recipe that continues another (book: progressive), run only the "
+                        "strings whose run of that recipe is stored")
     p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
                    help="seconds after which another process's untouched batch claim counts as dead")
     p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
@@ -382,7 +455,8 @@ def _cli(args) -> int:
         device = checks.device(args.device)
         for cfg, folder in zip(cfgs, folders):
             run_sweep(models.load(cfg.model, dtype=args.dtype, device=device), cfg, folder,
-                      verbose=True, claim_stale_s=args.claim_stale, **run)
+                      verbose=True, claim_stale_s=args.claim_stale,
+                      continued_only=args.continued_only, **run)
     for cfg, folder in zip(cfgs, folders):
         summary = summarise(load_sweep(folder))
         print(json.dumps({"model": cfg.model, "kind": cfg.kind, "counts": summary["counts"],

@@ -32,19 +32,21 @@ def _row(threshold: int, *, censored: bool, steps: int, nan: bool, method: str,
 
 
 def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
-                    verbose: bool = False, callback=None) -> list[dict]:
+                    verbose: bool = False, callback=None, resume=None,
+                    snapshot=None) -> list[dict]:
     """Largest crammable prefix per string by a warm-started growing curriculum (one run each).
 
     Returns one dict per string: ``threshold``, ``censored`` (reached ``n_max``), ``steps``,
     ``status`` ("ok" or "nan"), ``history`` (``[steps, threshold]`` pairs: the budget curve) and
-    ``restarts`` (``[steps, length]`` of every cold restart).
+    ``restarts`` (``[steps, length]`` of every cold restart). ``resume`` and ``snapshot`` go to
+    ``cram`` (per-row states to go on from; a callback that receives them once a minute).
 
     Explained in: book/cramming.md
     """
     tg = np.asarray(targets)
     n_max = tg.shape[1] if n_max is None else int(n_max)
     res = cram(model, bos_id, tg[:, :n_max], m, cfg, seeds=seeds, grow=True, verbose=verbose,
-               callback=callback)
+               callback=callback, resume=resume, snapshot=snapshot)
     return [_row(r["n_verified"], censored=r["status"] == "solved", steps=r["steps"],
                  nan=r["status"] == "nan", method="grow", history=r["history"],
                  restarts=r["restarts"]) for r in res]

@@ -1,0 +1,121 @@
+"""Resumable cramming: a killed run resumed from its snapshot, and a recipe that goes on from
+another recipe's stored run, both give exactly the rows of one uninterrupted run."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from howmany import cramming
+from howmany.cramming import recipes, resume
+
+# Progressive-like growth that stalls on the tiny model within a few hundred steps
+BASE = cramming.CramConfig(lr=0.1, init="fixed", init_scale=0.02, schedule="cosine", warmup=5,
+                           max_steps=25, patience=25, string_steps=400)
+WITH_RESTART = replace(BASE, restarts=1, cold_steps=60)
+
+
+@pytest.fixture(scope="module")
+def lm():
+    torch.set_num_threads(1)
+    return cramming.scaling.tiny_lm(d_model=32, d_vocab=64, seed=0)
+
+
+@pytest.fixture(scope="module")
+def strings():
+    return np.random.default_rng(11).integers(2, 64, size=(3, 16))
+
+
+def _same(a: dict, b: dict) -> None:
+    for k in ("threshold", "censored", "steps", "status", "history", "restarts"):
+        assert a[k] == b[k], k
+
+
+class Killed(Exception):
+    pass
+
+
+def test_a_killed_run_resumes_from_its_snapshot_exactly(lm, strings):
+    whole = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, WITH_RESTART,
+                                     seeds=[1, 2, 3])
+    snaps = []
+
+    def kill(step, info):
+        if step == 40:
+            raise Killed
+
+    with pytest.raises(Killed):
+        cramming.cram(lm.model, lm.bos_id, strings, 1, WITH_RESTART, seeds=[1, 2, 3], grow=True,
+                      callback=kill, snapshot=snaps.append, snapshot_s=0.0)
+    assert len(snaps) == 39  # one per finished step (the killed step wrote none)
+    resumed = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, WITH_RESTART,
+                                       seeds=[1, 2, 3], resume=snaps[-1])
+    for a, b in zip(whole, resumed):
+        _same(a, b)
+
+
+def test_a_recipe_with_restarts_goes_on_from_its_base_recipes_stored_run(lm, strings):
+    for i in range(len(strings)):  # alone, as the sweeps run them (--run-batch 1)
+        row = strings[i:i + 1]
+        whole = cramming.thresholds_grow(lm.model, lm.bos_id, row, 1, WITH_RESTART, seeds=[i])[0]
+        base = cramming.thresholds_grow(lm.model, lm.bos_id, row, 1, BASE, seeds=[i])[0]
+        state = resume.continuation(base, lm.model, 1, WITH_RESTART, i)
+        went_on = cramming.thresholds_grow(lm.model, lm.bos_id, row, 1, WITH_RESTART, seeds=[i],
+                                           resume=[state])[0]
+        _same(whole, went_on)
+        assert whole["restarts"] or whole["censored"]  # the test exercises the restart
+        assert whole["steps"] > base["steps"] or not whole["restarts"]
+
+
+def test_continues_only_where_the_recipes_agree_up_to_the_first_restart():
+    book, prog = recipes.get("book"), recipes.get("progressive")
+    assert resume.continues(book, prog)
+    assert resume.continues(recipes.get("book@x0.5"), recipes.get("progressive@x0.5"))
+    assert not resume.continues(book, recipes.get("progressive@x2"))
+    assert not resume.continues(recipes.get("budget-limited"), prog)
+    assert not resume.continues(prog, book)  # the base must not restart itself
+
+
+def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
+    monkeypatch.setattr(cramming.sweep, "sweep_targets",
+                        lambda cfg, lm_: np.random.default_rng(3).integers(2, 64, size=(2, 12)))
+    common = dict(kind="random-tokens", ms=(1,), n_strings=2, n_max_base=0, n_max_per_m=12,
+                  batch_size=1)
+    scale = "@x0.025"  # book: 25 steps a length, 250 a string, a 25-step cold restart
+    cfgs = {name: cramming.sweep.SweepConfig.for_recipe("tiny", recipes.get(name + scale),
+                                                        **common)
+            for name in ("progressive", "book")}
+    folders = {k: cramming.sweep.sweep_dir(c, tmp_path) for k, c in cfgs.items()}
+    cramming.sweep.run_sweep(lm, cfgs["progressive"], folders["progressive"])
+    calls = []
+    real = cramming.THRESHOLD_METHODS["grow"]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
+                        lambda *a, **k: calls.append(k["resume"]) or real(*a, **k))
+    held = folders["progressive"] / "m1-grow-s001.json"
+    kept = held.read_bytes()
+    held.unlink()  # string 1's progressive run is not stored yet: left for a later run
+    cramming.sweep.run_sweep(lm, cfgs["book"], folders["book"], continued_only=True)
+    assert sorted(p.name for p in folders["book"].glob("m1-*.json")) == ["m1-grow-s000.json"]
+    held.write_bytes(kept)
+    cramming.sweep.run_sweep(lm, cfgs["book"], folders["book"])
+    assert len(calls) == 2
+    assert all(c is not None and c[0] is not None for c in calls)  # went on, not from scratch
+    units = cramming.sweep.load_sweep(folders["book"])["units"]["grow"][1]
+    for u in units:
+        src = u["continued_from"]
+        base = json.loads((folders["progressive"] / src["file"]).read_text())
+        assert src["folder"] == folders["progressive"].name
+        assert u["history"][:len(base["result"]["history"])] == base["result"]["history"]
+        assert u["threshold"] >= base["result"]["threshold"]
+        assert u["wall_s"] >= base["provenance"]["wall_time_s"]
+    assert not any((tmp_path / "partial").rglob("*.pt"))
+    # and the rows equal a book sweep run from scratch (no progressive folder beside it)
+    alone = cramming.sweep.sweep_dir(cfgs["book"], tmp_path / "alone")
+    cramming.sweep.run_sweep(lm, cfgs["book"], alone)
+    scratch = cramming.sweep.load_sweep(alone)["units"]["grow"][1]
+    for a, b in zip(sorted(units, key=lambda r: r["string"]),
+                    sorted(scratch, key=lambda r: r["string"])):
+        _same(a, b)
