@@ -214,3 +214,11 @@ def test_unfinished_recipes_are_listed_beside_ours_on_their_strings():
     assert out == [{"recipe": "progressive", "strings": 2, "theirs": [20, 30], "ours": [10, 12]},
                    {"recipe": "kuratov", "strings": 1, "theirs": [], "ours": []}]
     assert budget.unfinished(rows, 1) == []
+
+
+def test_restart_gains_counts_the_restarts_that_went_past_the_stall():
+    rows = [{"threshold": 9, "restarts": [[100, 8], [300, 10]]},  # raised 7 -> 9
+            {"threshold": 4, "restarts": [[50, 5]]},  # restart failed at 5
+            {"threshold": 6, "restarts": []}]
+    assert budget.restart_gains(rows) == dict(restarted=2, raised=1, gain=2, strings=3)
+    assert budget.restart_gains([]) == dict(restarted=0, raised=0, gain=0, strings=0)

@@ -160,6 +160,23 @@ def cold_floor(warm: list[dict], cold: list[dict]) -> dict:
     return dict(compared=len(pairs), below=below, gap=max((c - w for _, w, c in below), default=0))
 
 
+def restart_gains(rows: list[dict]) -> dict:
+    """What cold restarts at the stall added to warm-grown thresholds (rows of a recipe with
+    ``CramConfig.restarts``): ``restarted`` (strings that got one), ``raised`` (those whose
+    restart crammed the stall length, so their threshold went past it) and ``gain`` (the largest
+    rise in tokens over the length where the first restart began, minus one).
+
+    A string whose restart failed has a threshold that a cold start of the same recipe did not
+    beat at the next length; a raised one would have read lower without it.
+
+    Explained in: book/cramming.md
+    """
+    hit = [r for r in rows if r.get("restarts")]
+    up = [r for r in hit if any(r["threshold"] >= n for _, n in r["restarts"])]
+    gain = max((r["threshold"] - (r["restarts"][0][1] - 1) for r in up), default=0)
+    return dict(restarted=len(hit), raised=len(up), gain=int(gain), strings=len(rows))
+
+
 def ran_recipe(config: dict, name: str) -> bool:
     """Whether a stored sweep's ``config`` ran the preset ``name`` as it is defined now: the same
     name, threshold search and optimiser settings. A folder made before a preset changed keeps
