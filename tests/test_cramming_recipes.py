@@ -214,6 +214,9 @@ def test_unfinished_recipes_are_listed_beside_ours_on_their_strings():
     assert out == [{"recipe": "progressive", "strings": 2, "theirs": [20, 30], "ours": [10, 12]},
                    {"recipe": "kuratov", "strings": 1, "theirs": [], "ours": []}]
     assert budget.unfinished(rows, 1) == []
+    rows["book"] = rows["book"][:2]  # ours unfinished too: listed, not compared with itself
+    assert budget.unfinished(rows, 4)[0] == {"recipe": "book", "strings": 2, "theirs": [],
+                                             "ours": []}
 
 
 def test_restart_gains_counts_the_restarts_that_went_past_the_stall():

@@ -54,7 +54,7 @@ def shared_strings(runs: dict, min_strings: int = 1) -> dict:
 def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book") -> list[dict]:
     """The recipes that have finished some but not all ``n_strings`` strings, each with its
     thresholds (``theirs``) and those of ``ours`` (``ours``) on the strings both have finished
-    (empty lists when ``ours`` has none of them).
+    (empty lists when ``ours`` has none of them, and for ``ours`` itself).
 
     Explained in: book/cramming.md
     """
@@ -62,7 +62,8 @@ def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book") -> list
     out = []
     for name, rows in rows_by_recipe.items():
         if 0 < len(rows) < n_strings:
-            both = sorted((r["string"], r["threshold"]) for r in rows if r["string"] in mine)
+            both = sorted((r["string"], r["threshold"]) for r in rows
+                          if r["string"] in mine and name != ours)
             out.append({"recipe": name, "strings": len(rows), "theirs": [t for _, t in both],
                         "ours": [mine[i] for i, _ in both]})
     return out
