@@ -119,3 +119,37 @@ def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path,
     for a, b in zip(sorted(units, key=lambda r: r["string"]),
                     sorted(scratch, key=lambda r: r["string"])):
         _same(a, b)
+
+
+def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
+    monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
+    monkeypatch.setattr(cramming.sweep, "sweep_targets",
+                        lambda cfg, lm_: np.random.default_rng(4).integers(2, 64, size=(2, 12)))
+    cfg = cramming.sweep.SweepConfig.for_recipe(
+        "tiny", recipes.get("book@x0.025"), kind="random-tokens", ms=(1,), n_strings=2,
+        n_max_base=0, n_max_per_m=12, batch_size=2)
+    whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
+    cramming.sweep.run_sweep(lm, cfg, whole)
+    folder = cramming.sweep.sweep_dir(cfg, tmp_path / "killed")
+    real, saves = resume.save, []
+
+    def killing(path, states, meta):
+        real(path, states, meta)
+        saves.append(path)
+        if len(saves) == 30:
+            raise KeyboardInterrupt  # killed after its 30th step
+
+    monkeypatch.setattr(resume, "save", killing)
+    with pytest.raises(KeyboardInterrupt):
+        cramming.sweep.run_sweep(lm, cfg, folder)
+    assert saves[-1].is_file() and not any(folder.glob("m1-*.json"))
+    calls = []
+    grow = cramming.THRESHOLD_METHODS["grow"]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
+                        lambda *a, **k: calls.append(k["resume"]) or grow(*a, **k))
+    cramming.sweep.run_sweep(lm, cfg, folder)
+    assert calls[0] is not None and calls[0][0]["out"]["steps"] == 30  # read back from the file
+    assert not saves[-1].exists()  # deleted once the unit is written
+    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"]["grow"][1] for f in (whole, folder))):
+        _same(a, b)

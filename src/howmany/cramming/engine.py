@@ -176,7 +176,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
     best, since, attempt = np.full(b, np.inf), np.zeros(b, int), np.zeros(b, int)
     cap = np.full(b, cfg.max_steps)  # step cap of the current attempt
     tries = np.zeros(b, int)  # cold restarts at the current length (reset by progress)
-    off = np.zeros(b, int)  # steps a resumed row had taken before this call
+    off = [0] * b  # steps a resumed row had taken before this call (plain ints)
     out = [dict(status="active", n_verified=0, steps=0, first_success_step=None, loss=None,
                 tf_prefix=0, history=[], restarts=[], prompt=None) for _ in range(b)]
     arrays = dict(t_adam=t_adam, cur=cur, best=best, since=since, attempt=attempt, cap=cap,
@@ -190,7 +190,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
             a[i] = st[k]
         out[i] = {**st["out"], "history": [list(h) for h in st["out"]["history"]],
                   "restarts": [list(h) for h in st["out"]["restarts"]]}
-        off[i] = out[i]["steps"]
+        off[i] = int(out[i]["steps"])
 
     def states() -> list[dict]:
         return [dict(p=p[i].cpu().clone(), mom=mom[i].cpu().clone(), var=var[i].cpu().clone(),

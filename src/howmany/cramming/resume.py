@@ -56,7 +56,7 @@ def load(path: Path, meta: dict) -> list[dict] | None:
     if not path.is_file():
         return None
     try:
-        snap = torch.load(path, weights_only=False)
+        snap = torch.load(path, weights_only=True)
     except Exception:  # noqa: BLE001 - a torn or foreign file: start afresh
         return None
     return snap["states"] if snap.get("meta") == meta else None

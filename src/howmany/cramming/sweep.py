@@ -28,6 +28,9 @@ from .engine import LAYOUTS, CramConfig
 from .thresholds import THRESHOLD_METHODS
 
 
+SNAPSHOT_S = 60.0  # seconds between snapshots of a running ``grow`` unit
+
+
 @dataclass(frozen=True)
 class SweepConfig:
     """One sweep: model, targets, prompt lengths and the cramming protocol."""
@@ -224,7 +227,7 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
         if states is None and base:
             states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
                       if i in base else None for i, sd in zip(idx, seeds)]
-        kw = dict(resume=states, snapshot=None if partial is None
+        kw = dict(resume=states, snapshot_s=SNAPSHOT_S, snapshot=None if partial is None
                   else lambda st: resume.save(partial, st, meta))
     out = THRESHOLD_METHODS[meth](lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
                                   seeds=seeds, verbose=verbose, **kw)

@@ -33,7 +33,7 @@ def _row(threshold: int, *, censored: bool, steps: int, nan: bool, method: str,
 
 def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
                     verbose: bool = False, callback=None, resume=None,
-                    snapshot=None) -> list[dict]:
+                    snapshot=None, snapshot_s: float = 60.0) -> list[dict]:
     """Largest crammable prefix per string by a warm-started growing curriculum (one run each).
 
     Returns one dict per string: ``threshold``, ``censored`` (reached ``n_max``), ``steps``,
@@ -46,7 +46,7 @@ def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n
     tg = np.asarray(targets)
     n_max = tg.shape[1] if n_max is None else int(n_max)
     res = cram(model, bos_id, tg[:, :n_max], m, cfg, seeds=seeds, grow=True, verbose=verbose,
-               callback=callback, resume=resume, snapshot=snapshot)
+               callback=callback, resume=resume, snapshot=snapshot, snapshot_s=snapshot_s)
     return [_row(r["n_verified"], censored=r["status"] == "solved", steps=r["steps"],
                  nan=r["status"] == "nan", method="grow", history=r["history"],
                  restarts=r["restarts"]) for r in res]
