@@ -1,6 +1,7 @@
 """Tests for howmany.copying.experiments: the profiles' configs and stored-run lookups."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -86,8 +87,21 @@ def test_default_profile_reads_the_short_range_run_and_never_trains_it(tmp_path,
     monkeypatch.setattr(copying.experiments, "run", no_training)
     runs, missing = copying.load_suite("default", short=True)
     assert runs == [] and missing == copying.experiments.short_suite("full")
-    with pytest.raises(ValueError, match="widths or short"):
+    with pytest.raises(ValueError, match="one of widths, short and depths"):
         copying.load_suite("default", widths=True, short=True)
+    with pytest.raises(ValueError, match="one of widths, short and depths"):
+        copying.load_suite("default", short=True, depths=True)
+
+
+def test_deeper_lstm_is_the_suite_lstm_stacked_two_high():
+    (deep,) = copying.experiments.depth_suite("full")
+    full = copying.config("full", "lstm")
+    assert deep.model.n_layers == 2 and full.model.n_layers == 1
+    assert replace(deep, model=replace(deep.model, n_layers=1)) == full  # nothing else changes
+    assert deep.key() != full.key()
+    assert copying.experiments.run_name(deep, "depths") == "copy-lstm-l2"
+    (tiny,) = copying.experiments.depth_suite("smoke")
+    assert tiny.model.n_layers == 2 and tiny.max_len == copying.config("smoke", "lstm").max_len
 
 
 def test_copy_command_checks_every_copier_whose_checkpoint_is_here(tmp_path, monkeypatch, capsys):

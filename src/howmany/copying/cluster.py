@@ -26,7 +26,7 @@ PROTOCOLS = ("paper", "short")  # fine-tuning protocols (experiments.finetune_co
 
 
 def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, short: bool = False,
-          finetune=()) -> list[tuple[Callable, CopyConfig]]:
+          depths: bool = False, finetune=()) -> list[tuple[Callable, CopyConfig]]:
     """The runs of one ``copy`` command: ``(call, config)`` per training, in the CLI's order.
 
     Args:
@@ -35,6 +35,7 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, shor
         archs: keep only these architectures of the suite (default all five).
         widths: the width-vs-cliff runs (``experiments.width_suite``) instead of the suite.
         short: the shorter-range runs (``experiments.short_suite``) instead of the suite.
+        depths: the deeper runs (``experiments.depth_suite``) instead of the suite.
         finetune: fine-tuning protocols instead of the from-scratch copiers.
 
     Returns:
@@ -46,19 +47,21 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, shor
     if finetune:
         return [(partial(experiments.cached_finetune, profile, p, seed=seed),
                  experiments.finetune_config(profile, p, seed=seed)) for p in finetune]
-    kind = experiments.suite_kind(widths=widths, short=short)
+    kind = experiments.suite_kind(widths=widths, short=short, depths=depths)
     return [(call, cfg) for cfg, call in experiments.suite_runs(profile, kind, seed=seed)
             if not archs or cfg.model.arch in archs]
 
 
 def full_units(*, seed: int = 0) -> list[tuple[Callable, CopyConfig]]:
     """Every copy-task training of the ``full`` profile (what ``make results`` trains): the five
-    copiers, the width-vs-cliff runs, the shorter-range runs and both fine-tuning protocols.
+    copiers, the width-vs-cliff runs, the shorter-range runs, the deeper runs and both fine-tuning
+    protocols.
 
     Explained in: book/reproducibility.md
     """
     return [*units("full", seed=seed), *units("full", seed=seed, widths=True),
-            *units("full", seed=seed, short=True), *units("full", seed=seed, finetune=PROTOCOLS)]
+            *units("full", seed=seed, short=True), *units("full", seed=seed, depths=True),
+            *units("full", seed=seed, finetune=PROTOCOLS)]
 
 
 def run(jobs: list[tuple[Callable, CopyConfig]], cluster: distributed.ClusterConfig | None = None,

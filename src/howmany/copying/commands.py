@@ -46,7 +46,7 @@ def _cli(args) -> int:
     from . import cluster
 
     jobs = cluster.units(args.profile, seed=args.seed, archs=args.arch, widths=args.widths,
-                         short=args.short_range, finetune=args.finetune)
+                         short=args.short_range, depths=args.depths, finetune=args.finetune)
     if args.backend == "inprocess":
         for call, cfg in jobs:
             rec = call(verbose=True)
@@ -80,6 +80,8 @@ def add_cli(sub) -> None:
     runs.add_argument("--widths", action="store_true", help="the width-vs-cliff runs instead")
     runs.add_argument("--short-range", action="store_true",
                       help="the shorter-range runs instead (the LSTM on 5-10 and 5-20 letters)")
+    runs.add_argument("--depths", action="store_true",
+                      help="the deeper runs instead (the LSTM stacked two high)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--finetune", nargs="*", choices=("paper", "short"),
                    help="fine-tune the pretrained model instead (SmolLM2-135M; hours on a CPU)")

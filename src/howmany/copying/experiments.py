@@ -46,6 +46,9 @@ WIDE_THREADS = {("lstm", 512): 2}
 # LSTM trained on 5-10 and 5-20 under the same protocol tells a model that learns slowly from one
 # that cannot copy, and gives it a cliff past a range it has learned.
 SHORT_RANGE = {"lstm": (10, 20)}
+# Deeper copiers (full): the suite's LSTM stacked two high, the same width and protocol, for the
+# copier whose mistakes show it losing its place in the string (see the chapter).
+DEPTHS = {"lstm": (2,)}
 # Step caps of the full profile: 20,000, and twice that for hard-ALiBi, whose held-out accuracy
 # was still one or two strings short at length 50 when the 20,000-step cosine had run out.
 FULL_STEPS = {"hard_alibi": 40_000}
@@ -165,6 +168,18 @@ def width_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
     return out
 
 
+def depth_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
+    """The copiers of ``DEPTHS`` stacked to each depth there, otherwise as in :func:`suite`
+    (``smoke``: tiny, at the same depths).
+
+    Explained in: book/copying.md
+    """
+    prof = "smoke" if profile == "smoke" else "full"
+    return [replace(base, model=replace(base.model, n_layers=n))
+            for arch, depths in DEPTHS.items() for n in depths
+            for base in [config(prof, arch, seed=seed)]]
+
+
 def short_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
     """The copiers of ``SHORT_RANGE`` trained on each shorter range ``5..n``, ``n`` in
     ``SHORT_RANGE[arch]``, under the full protocol (check lengths every 5 letters, evaluation on
@@ -252,23 +267,25 @@ def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: flo
 
 def run_name(cfg: CopyConfig, kind: str = "suite") -> str:
     """The results-store name of a run of :func:`suite` (``""``: the default ``copy-<arch>``),
-    :func:`width_suite` (``copy-<arch>-w<width>``) or :func:`short_suite` (``copy-<arch>-r<max>``).
+    :func:`width_suite` (``copy-<arch>-w<width>``), :func:`short_suite` (``copy-<arch>-r<max>``)
+    or :func:`depth_suite` (``copy-<arch>-l<layers>``).
 
     Explained in: book/copying.md
     """
     arch = cfg.model.arch
     return {"suite": "", "widths": f"copy-{arch}-w{cfg.model.d_model}",
-            "short": f"copy-{arch}-r{cfg.max_len}"}[kind]
+            "short": f"copy-{arch}-r{cfg.max_len}", "depths": f"copy-{arch}-l{cfg.model.n_layers}"}[kind]
 
 
-def suite_kind(*, widths: bool = False, short: bool = False) -> str:
-    """``"suite"``, ``"widths"`` or ``"short"``: which set of from-scratch runs the flags name.
+def suite_kind(*, widths: bool = False, short: bool = False, depths: bool = False) -> str:
+    """``"suite"``, ``"widths"``, ``"short"`` or ``"depths"``: which set of from-scratch runs the
+    flags name.
 
     Explained in: book/copying.md
     """
-    if widths and short:
-        raise ValueError("choose widths or short, not both")
-    return "widths" if widths else "short" if short else "suite"
+    if widths + short + depths > 1:
+        raise ValueError("choose one of widths, short and depths")
+    return "widths" if widths else "short" if short else "depths" if depths else "suite"
 
 
 def suite_runs(profile: str, kind: str = "suite", *, seed: int = 0) -> list:
@@ -279,23 +296,24 @@ def suite_runs(profile: str, kind: str = "suite", *, seed: int = 0) -> list:
     """
     from functools import partial
 
-    cfgs = {"suite": suite, "widths": width_suite, "short": short_suite}[kind](profile, seed=seed)
+    cfgs = {"suite": suite, "widths": width_suite, "short": short_suite,
+            "depths": depth_suite}[kind](profile, seed=seed)
     return [(cfg, partial(cached_run, cfg, profile, name=run_name(cfg, kind),
                           heavy=True if kind == "short" else None)) for cfg in cfgs]
 
 
-def load_suite(profile: str, *, seed: int = 0, widths: bool = False,
-               short: bool = False) -> tuple[list, list]:
+def load_suite(profile: str, *, seed: int = 0, widths: bool = False, short: bool = False,
+               depths: bool = False) -> tuple[list, list]:
     """The stored (``default``) or freshly trained (``smoke``/``full``) runs of :func:`suite`
-    (or of :func:`width_suite`, or of :func:`short_suite`), each labelled, and the configs whose
-    result is missing.
+    (or of :func:`width_suite`, :func:`short_suite` or :func:`depth_suite`), each labelled, and
+    the configs whose result is missing.
 
     Returns:
         ``(runs, missing)``: result dicts with ``label``, ``cfg`` added; missing configs.
 
     Explained in: book/copying.md
     """
-    kind = suite_kind(widths=widths, short=short)
+    kind = suite_kind(widths=widths, short=short, depths=depths)
     runs, missing = [], []
     for cfg, call in suite_runs(profile, kind, seed=seed):
         try:
@@ -305,7 +323,8 @@ def load_suite(profile: str, *, seed: int = 0, widths: bool = False,
             continue
         label = ARCH_LABELS[cfg.model.arch] + {
             "suite": "", "widths": f", width {cfg.model.d_model}",
-            "short": f", {cfg.min_len}–{cfg.max_len} letters"}[kind]
+            "short": f", {cfg.min_len}–{cfg.max_len} letters",
+            "depths": f", {cfg.model.n_layers} layers"}[kind]
         runs.append({**run, "label": label, "cfg": cfg})
     return runs, missing
 
