@@ -36,21 +36,25 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
-def plot_budget_curves(ax, curves: dict, *, bound=None, title=None):
+def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None):
     """Median threshold against optimisation steps per string, one curve per recipe (log x).
 
     Args:
         curves: ``{recipe: (budgets, medians)}`` from ``cramming.budget.curve``.
         bound: optional slope bound × m drawn as a dashed grey line (tokens).
         title: legend title (the panel's model and m).
+        order: every recipe name any panel shows; a recipe keeps its colour and marker at its
+            place in it, so panels with different recipes still match (default: ``curves``).
 
     Explained in: book/cramming.md
     """
     from .style import BOUND_STYLE, MARKERS
 
-    for k, (name, (budgets, med)) in enumerate(curves.items()):
+    order = list(order or curves)
+    for name, (budgets, med) in curves.items():
+        k = order.index(name) if name in order else len(order) + list(curves).index(name)
         ax.plot(budgets, med, marker=MARKERS[k % len(MARKERS)], markersize=4, markevery=4,
-                drawstyle="steps-post", label=name)
+                color=f"C{k % 10}", drawstyle="steps-post", label=name)
     if bound is not None:
         ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
     ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",

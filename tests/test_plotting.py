@@ -1,0 +1,28 @@
+"""Tests for howmany.plotting: figures that must read the same across panels."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from howmany import plotting  # noqa: E402
+
+
+def test_budget_curves_keep_a_recipes_colour_and_marker_across_panels():
+    curve = ([10, 100], [1, 2])
+    fig, (a, b) = plt.subplots(1, 2)
+    order = ["paper", "kuratov", "progressive", "book"]
+    plotting.plot_budget_curves(a, {name: curve for name in order}, order=order)
+    plotting.plot_budget_curves(b, {"progressive": curve, "book": curve}, order=order)
+    style = lambda ax: {ln.get_label(): (ln.get_color(), ln.get_marker()) for ln in ax.lines}  # noqa: E731
+    assert style(b) == {k: style(a)[k] for k in ("progressive", "book")}
+    assert len(set(style(a).values())) == 4  # four recipes, four looks
+    plt.close(fig)
+
+
+def test_budget_curves_without_an_order_style_by_position():
+    fig, ax = plt.subplots()
+    plotting.plot_budget_curves(ax, {"x": ([1, 2], [0, 1]), "y": ([1, 2], [0, 2])})
+    assert [ln.get_color() for ln in ax.lines] == ["C0", "C1"]
+    plt.close(fig)
