@@ -82,6 +82,7 @@ def test_full_units_are_every_training_of_make_results():
         [f"copy-{a}" for a in copying.ARCH_LABELS]
         + [f"copy-{c.model.arch}-w{c.model.d_model}" for c in copying.width_suite("full")]
         + [f"copy-{a}-r{n}" for a, ns in copying.experiments.SHORT_RANGE.items() for n in ns]
+        + [f"copy-{a}-l{n}" for a, ns in copying.experiments.DEPTHS.items() for n in ns]
         + ["copy-finetune-paper", "copy-finetune"])
 
 

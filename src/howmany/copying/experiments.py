@@ -324,7 +324,7 @@ def load_suite(profile: str, *, seed: int = 0, widths: bool = False, short: bool
         label = ARCH_LABELS[cfg.model.arch] + {
             "suite": "", "widths": f", width {cfg.model.d_model}",
             "short": f", {cfg.min_len}–{cfg.max_len} letters",
-            "depths": f", {cfg.model.n_layers} layers"}[kind]
+            "depths": f", {cfg.model.n_layers} layers of width {cfg.model.d_model}"}[kind]
         runs.append({**run, "label": label, "cfg": cfg})
     return runs, missing
 
