@@ -17,6 +17,8 @@ Usage (results go to ``data/cramming/benchmark-<hash>.json`` with provenance)::
 
     python benchmarks/bench_cramming.py --model smollm2-135m --strings 4 --grid 4 8 12 16 \
         --max-steps 300 --patience 100
+    python benchmarks/bench_cramming.py --model smollm2-135m --strings 4 --grid 4 8 12 16 20 \
+        --max-steps 300 --patience 100 --recipe book   # the book's recipe against the reference
     python benchmarks/bench_cramming.py --model tiny --strings 8   # seconds, tiny LeCun model
 
 Explained in: book/cramming.md
@@ -153,7 +155,7 @@ def main(argv=None) -> int:
               d_vocab=lm.d_vocab))
     peak = matmul_peak()
     thr = step_flops_per_s(lm, batch=8, n=32)
-    out = {"model": args.model, "m": args.m, "strings": args.strings, "grid": args.grid,
+    out = {"model": args.model, "recipe": args.recipe, "m": args.m, "strings": args.strings, "grid": args.grid,
            "cram": cfg.to_dict(), "matmul_peak_flop_per_s": peak, "step": thr,
            "fraction_of_peak": thr["flop_per_s"] / peak, "threads": torch.get_num_threads()}
     if not args.throughput_only:
