@@ -134,3 +134,18 @@ def test_paper_command_asks_for_the_paper_sweeps_and_their_cost_adds_up():
                             cram=cramming.CramConfig(max_steps=10, patience=5))
     # grid lengths 5 and 10 at m = 1: (2 + 5) + (2 + 10) positions, 10 steps, 2 strings, 4 N
     assert cluster.sweep_flops(cfg, 1e6) == 4 * 1e6 * (7 + 12) * 10 * 2
+
+
+def test_remeasure_commands_ask_for_the_remeasure_sweeps():
+    sweeps = cluster.remeasure_sweeps()
+    for line, cfg in zip(cluster.remeasure_commands(), sweeps, strict=True):
+        args = cli.build_parser().parse_args(line.split()[3:])
+        assert sweep.configs_from_args(args) == [cfg]
+    book = [c for c in sweeps if c.recipe == "book"]
+    assert {(c.model, c.kind, c.ms) for c in book} == set(cluster.REMEASURE)
+    paper = [c for c in sweeps if c.recipe == "paper"]
+    assert sorted(c.cram.layout for c in paper) == ["bos-mem", "mem-bos"]
+    assert all(c.grid(1) == [5, 10, 15, 20, 25] and c.model == "gemma3-270m" for c in paper)
+    # the same strings and prompt seeds as the stored sweeps: only the recipe differs
+    stored = cramming.store.book_config("smollm2-135m", "full")
+    assert (book[0].seed, book[0].kind, book[0].n_max(5)) == (stored.seed, stored.kind, 256)

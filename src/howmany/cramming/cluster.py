@@ -28,7 +28,7 @@ from ..distributed import MISSING_RAY, ClusterConfig, capacity, connect, import_
 from . import sweep
 
 __all__ = ["MISSING_RAY", "ClusterConfig", "CramWorker", "import_ray", "paper_command",
-           "paper_sweeps", "run_sweeps", "sweep_flops"]
+           "paper_sweeps", "remeasure_commands", "remeasure_sweeps", "run_sweeps", "sweep_flops"]
 
 
 class CramWorker:
@@ -210,3 +210,52 @@ def paper_command(address: str = "auto") -> str:
     return ("python -m howmany cram --models " + " ".join(PAPER_MODELS) + " --recipe paper "
             "--m 1 2 3 4 5 --strings 20 --batch 20 --kind random-words pg19 --dtype bfloat16 "
             f"--profile full --backend ray --address {address}")
+
+
+# The book's real models with their parameter counts (from their names, as in PAPER_MODELS).
+BOOK_MODEL_PARAMS = {"smollm2-135m": 135e6, "gemma3-270m": 270e6}
+# What the book's recipe re-measures: (model, target kind, m values), 16 strings per m.
+REMEASURE = (("smollm2-135m", "random-words", (1, 2, 3, 4, 5)),
+             ("smollm2-135m", "natural", (1, 2, 3)),
+             ("gemma3-270m", "random-words", (1, 2, 3, 4)))
+REPLICATION_GRID = 25  # the paper-protocol point: A(n) at n = 5, 10, ..., 25 (m = 1)
+
+
+def remeasure_sweeps(strings: int = 16) -> list:
+    """The chapter's real-model sweeps re-measured with the book's recipe, then one replication
+    point under the paper's protocol: Gemma-3-270M, m = 1, the grid n = 5..25, once with the
+    authors' layout (``mem-bos``) and once with ours (``bos-mem``). Same strings and prompt seeds
+    as the stored budget-limited sweeps; one batch holds all ``strings`` of an m.
+
+    Explained in: book/cramming.md
+    """
+    from dataclasses import replace
+
+    from . import recipes
+
+    book, paper = recipes.get("book"), recipes.get("paper")
+    out = [sweep.SweepConfig.for_recipe(model, book, kind=kind, ms=ms, n_strings=strings,
+                                        batch_size=strings) for model, kind, ms in REMEASURE]
+    for layout in ("mem-bos", "bos-mem"):
+        rec = replace(paper, cram=replace(paper.cram, layout=layout))
+        out.append(sweep.SweepConfig.for_recipe("gemma3-270m", rec, ms=(1,), n_strings=strings,
+                                                batch_size=strings, n_max_base=REPLICATION_GRID,
+                                                n_max_per_m=0))
+    return out
+
+
+def remeasure_commands(strings: int = 16, extra: str = "") -> list[str]:
+    """The ``python -m howmany cram`` command lines of ``remeasure_sweeps()``, one per line of
+    a script; ``extra`` is appended to each (e.g. ``"--dtype bfloat16"`` or a Ray backend).
+
+    Explained in: book/cramming.md
+    """
+    lines = []
+    for cfg in remeasure_sweeps(strings):
+        ms = " ".join(map(str, cfg.ms))
+        line = (f"python -m howmany cram {cfg.model} --recipe {cfg.recipe} --kind {cfg.kind} "
+                f"--m {ms} --strings {cfg.n_strings} --batch {cfg.batch_size}")
+        if cfg.recipe == "paper":
+            line += f" --n-max {cfg.n_max_base} {cfg.n_max_per_m} --layout {cfg.cram.layout}"
+        lines.append(f"{line} --profile full {extra}".rstrip())
+    return lines
