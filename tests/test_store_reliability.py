@@ -105,6 +105,10 @@ def test_stored_bounds_goes_through_the_validated_reader(tmp_path, monkeypatch):
     results.atomic_write_json(bad, {"config": {}, "result": {"table": [
         {"format": "fp16", "convention": "absolute", "C_ball": 1.0}]}, "provenance": {}})
     assert cramming.store.stored_bounds("smollm2-135m")["absolute"]["C_ball"] == 1.0
+    assert "r" not in cramming.store.stored_bounds("smollm2-135m")["absolute"]  # not stored: absent
+    results.atomic_write_json(bad, {"config": {}, "result": {"all": {"r_inf": 2.5}, "table": [
+        {"format": "fp16", "convention": "absolute", "C_ball": 1.0}]}, "provenance": {}})
+    assert cramming.store.stored_bounds("smollm2-135m")["absolute"]["r"] == 2.5
 
 
 def test_results_load_names_missing_and_damaged_files(tmp_path):

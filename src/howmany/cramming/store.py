@@ -168,7 +168,8 @@ def stored_bounds(model: str, fmt: str = "fp16") -> dict:
     """Slope bounds C_ball/C_box of ``model`` from the geometry chapter's results in ``data/``.
 
     Returns ``{"absolute": {...}, "relative": {...}}`` rows of ``geometry.bound_table`` for the
-    number format ``fmt`` (the paper uses fp16), or ``{}`` when no geometry result is stored.
+    number format ``fmt`` (the paper uses fp16), each with the radius ``r`` they use (the
+    measured ``r_inf``) where the result stores it, or ``{}`` when no geometry result is stored.
 
     Explained in: book/cramming.md
     """
@@ -182,4 +183,7 @@ def stored_bounds(model: str, fmt: str = "fp16") -> dict:
     table = rec.result.get("table") if isinstance(rec.result, dict) else None
     if not isinstance(table, list):
         raise results.CorruptResultError(f"{files[-1]} has no bound table; {results.HOW}")
-    return {row["convention"]: row for row in table if row["format"] == fmt}
+    summary = rec.result.get("all")
+    r = summary.get("r_inf") if isinstance(summary, dict) else None
+    return {row["convention"]: {**row, **({"r": float(r)} if r is not None else {})}
+            for row in table if row["format"] == fmt}
