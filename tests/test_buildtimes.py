@@ -37,3 +37,13 @@ def test_durations_read_like_the_readme(secs, text):
 
 def test_chapter_seconds_is_none_without_a_stored_build(tmp_path):
     assert buildtimes.chapter_seconds("cramming", tmp_path / "none.json") is None
+
+
+def test_the_chapter_gets_an_html_table_with_every_step(tmp_path):
+    path = buildtimes.write({"packing": 14.96, "cramming": 711.0}, profile="default",
+                            jupyter_book_s=40.0, total_s=770.5, path=tmp_path / "t.json")
+    html = buildtimes.report(json.loads(path.read_text())).data
+    assert html.count("<tr>") == 1 + 2 + 2  # header, two chapters, HTML step and total
+    assert "<td>chapter packing</td><td>15 s</td>" in html and "<b>12 min 50 s</b>" in html
+    assert "|" not in html and "**" not in html
+    assert "No full build" in buildtimes.report(None).data

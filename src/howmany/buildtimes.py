@@ -108,13 +108,30 @@ def table_markdown(rec: dict | None) -> str:
 
 
 def report(rec: dict | None):
-    """The table of :func:`table_markdown` as a Markdown display object (for a chapter).
+    """The table of :func:`table_markdown` as an HTML display object (for a chapter: the book
+    renders Markdown outputs as CommonMark, which has no tables).
 
     Explained in: book/reproducibility.md
     """
-    from IPython.display import Markdown
+    from html import escape
 
-    return Markdown(table_markdown(rec))
+    from IPython.display import HTML
+
+    text = table_markdown(rec)
+    if rec is None:
+        return HTML(f"<p>{escape(text)}</p>")
+    head, _, *rows = text.split("\n")[2:]  # header, separator, then one row per step
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in [head, *rows]]
+
+    def cell(c: str, tag: str) -> str:
+        bold = c.startswith("**") and c.endswith("**")
+        c = escape(c.strip("*").replace("`", ""))
+        return f"<{tag}>{'<b>' + c + '</b>' if bold else c}</{tag}>"
+
+    body = "".join("<tr>" + "".join(cell(c, "td") for c in r) + "</tr>" for r in cells[1:])
+    caption = escape(text.split("\n")[0].replace("`", ""))
+    return HTML(f"<p>{caption}</p><table class=\"dataframe\"><thead><tr>"
+                + "".join(cell(c, "th") for c in cells[0]) + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def update_readme(readme: Path, rec: dict | None = None) -> bool:
