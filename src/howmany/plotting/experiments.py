@@ -174,8 +174,9 @@ def plot_cram_progress(axes, history: dict, n_tokens: int):
             ax_loss.set_yscale("log")
     ax_n.axhline(n_tokens, **BOUND_STYLE, label=f"whole text ({n_tokens} tokens)")
     ax_loss.set(xlabel="optimisation step", ylabel="cross-entropy loss (nats/token)")
-    ax_n.set(xlabel="optimisation step", ylabel="tokens", ylim=(0, n_tokens * 1.08 + 0.5))
-    ax_n.legend(frameon=False, fontsize="small", loc="best")
+    # headroom above the whole-text line, so that the legend never covers a curve or that line
+    ax_n.set(xlabel="optimisation step", ylabel="tokens", ylim=(0, n_tokens * 1.45 + 0.5))
+    ax_n.legend(frameon=False, fontsize="small", loc="upper left")
     return axes
 
 
