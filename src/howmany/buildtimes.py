@@ -90,26 +90,36 @@ def describe_machine(m: dict) -> str:
     return f"{m['cpu']} ({m['cores']} cores{mem}, {m['gpu'] or 'no GPU'})"
 
 
-def table_markdown(rec: dict | None) -> str:
-    """The README's table of measured times (or a line saying none is stored yet)."""
-    if rec is None:
-        return ("No full build has been measured yet: `make book` stores its times in "
-                "`data/build/times.json` and fills this table.")
+def _table(rec: dict) -> tuple[str, list[tuple[str, str, bool]]]:
+    """The caption line and the rows ``(step, wall time, is_total)`` of the measured times."""
     res, prov = rec["result"], rec["provenance"]
     commit = (prov.get("git_commit") or "unknown")[:8] + (" (uncommitted changes)"
                                                           if prov.get("git_dirty") else "")
-    lines = [f"Measured by `make book` (profile `{rec['config']['profile']}`) on "
-             f"{prov['utc_time'][:10]}, commit {commit}, on {describe_machine(res['machine'])}:",
-             "", "| step | wall time |", "|---|---|"]
-    lines += [f"| chapter `{stem}` | {fmt_duration(s)} |" for stem, s in res["chapters_s"].items()]
-    lines += [f"| Jupyter Book (HTML) | {fmt_duration(res['jupyter_book_s'])} |",
-              f"| **`make book`, total** | **{fmt_duration(res['total_s'])}** |"]
-    return "\n".join(lines)
+    caption = (f"Measured by `make book` (profile `{rec['config']['profile']}`) on "
+               f"{prov['utc_time'][:10]}, commit {commit}, on {describe_machine(res['machine'])}:")
+    rows = [(f"chapter `{stem}`", fmt_duration(s), False) for stem, s in res["chapters_s"].items()]
+    rows += [("Jupyter Book (HTML)", fmt_duration(res["jupyter_book_s"]), False),
+             ("`make book`, total", fmt_duration(res["total_s"]), True)]
+    return caption, rows
+
+
+NO_BUILD = ("No full build has been measured yet: `make book` stores its times in "
+            "`data/build/times.json` and fills this table.")
+
+
+def table_markdown(rec: dict | None) -> str:
+    """The README's table of measured times (or a line saying none is stored yet)."""
+    if rec is None:
+        return NO_BUILD
+    caption, rows = _table(rec)
+    bold = lambda c, b: f"**{c}**" if b else c  # noqa: E731
+    return "\n".join([caption, "", "| step | wall time |", "|---|---|",
+                      *(f"| {bold(step, b)} | {bold(t, b)} |" for step, t, b in rows)])
 
 
 def report(rec: dict | None):
-    """The table of :func:`table_markdown` as an HTML display object (for a chapter: the book
-    renders Markdown outputs as CommonMark, which has no tables).
+    """The same table as an HTML display object (for a chapter: the book renders Markdown
+    outputs as CommonMark, which has no tables).
 
     Explained in: book/reproducibility.md
     """
@@ -117,21 +127,14 @@ def report(rec: dict | None):
 
     from IPython.display import HTML
 
-    text = table_markdown(rec)
+    text = lambda c: escape(c.replace("`", ""))  # noqa: E731
     if rec is None:
-        return HTML(f"<p>{escape(text)}</p>")
-    head, _, *rows = text.split("\n")[2:]  # header, separator, then one row per step
-    cells = [[c.strip() for c in row.strip("|").split("|")] for row in [head, *rows]]
-
-    def cell(c: str, tag: str) -> str:
-        bold = c.startswith("**") and c.endswith("**")
-        c = escape(c.strip("*").replace("`", ""))
-        return f"<{tag}>{'<b>' + c + '</b>' if bold else c}</{tag}>"
-
-    body = "".join("<tr>" + "".join(cell(c, "td") for c in r) + "</tr>" for r in cells[1:])
-    caption = escape(text.split("\n")[0].replace("`", ""))
-    return HTML(f"<p>{caption}</p><table class=\"dataframe\"><thead><tr>"
-                + "".join(cell(c, "th") for c in cells[0]) + f"</tr></thead><tbody>{body}</tbody></table>")
+        return HTML(f"<p>{text(NO_BUILD)}</p>")
+    caption, rows = _table(rec)
+    cell = lambda c, b: f"<td>{'<b>' + text(c) + '</b>' if b else text(c)}</td>"  # noqa: E731
+    body = "".join(f"<tr>{cell(step, b)}{cell(t, b)}</tr>" for step, t, b in rows)
+    return HTML(f'<p>{text(caption)}</p><table class="dataframe"><thead><tr><th>step</th>'
+                f"<th>wall time</th></tr></thead><tbody>{body}</tbody></table>")
 
 
 def update_readme(readme: Path, rec: dict | None = None) -> bool:
