@@ -52,6 +52,18 @@ def test_a_drop_narrower_than_the_grid_is_called_a_step():
     assert math.isnan(flat["n50"]) and "step" not in flat  # never crosses 50 %: no cliff
 
 
+def test_a_coarse_grid_never_shows_a_step():
+    # a 70-letter-wide fall sampled every 100 letters: its width interval lies below the grid's
+    # spacing, but a drop that wide is no step, and a sharp one could not be seen on that grid
+    ns = np.array([100, 200, 300, 400, 500, 600, 700])
+    p = 1 / (1 + np.exp((ns - 330) / 70))
+    acc = np.random.default_rng(0).binomial(100, p) / 100
+    fit = copyeval.fit_cliff(ns, acc, strings=100, n_boot=100)
+    assert fit["resolution"] == 100 and fit["width_hi"] < 100 and fit["step"] is False
+    sharp = copyeval.fit_cliff(ns, (ns < 350).astype(float), strings=100, n_boot=50)
+    assert sharp["width_hi"] < 1 and sharp["step"] is False
+
+
 def test_evaluate_counts_strings_and_agrees_with_greedy_decoding():
     torch.manual_seed(0)
     model = copymodels.build(copymodels.ModelConfig.smoke("alibi")).eval()

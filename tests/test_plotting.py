@@ -26,3 +26,17 @@ def test_budget_curves_without_an_order_style_by_position():
     plotting.plot_budget_curves(ax, {"x": ([1, 2], [0, 1]), "y": ([1, 2], [0, 2])})
     assert [ln.get_color() for ln in ax.lines] == ["C0", "C1"]
     plt.close(fig)
+
+
+def test_copy_cliff_bands_only_where_accuracy_is_strictly_between_0_and_1():
+    acc = [1.0, 1.0, 1.0, 1.0, 0.6, 0.0, 0.0, 0.0, 0.0]
+    rows = [{"n": 10 * (i + 1), "exact": a, "exact_lo": max(0.0, a - 0.05),
+             "exact_hi": min(1.0, a + 0.05)} for i, a in enumerate(acc)]
+    fig, ax = plt.subplots()
+    plotting.plot_copy_cliff(ax, [{"arch": "x", "rows": rows}], train_range=(5, 50),
+                             markers=["D"])
+    band = [c for c in ax.collections if c.get_label() != "training lengths"][-1]
+    xs = {round(float(x)) for path in band.get_paths() for x, _ in path.vertices}
+    assert xs == {40, 50, 60}  # the 60 % point and its two neighbours, not the plateaus
+    assert [ln.get_marker() for ln in ax.lines] == ["D"]
+    plt.close(fig)

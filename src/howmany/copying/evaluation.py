@@ -178,7 +178,9 @@ def fit_cliff(ns, acc, *, strings=None, n_boot: int = 200, seed: int = 0) -> dic
     With ``strings`` (strings evaluated per length), a bootstrap over strings gives 95 %
     intervals: each replicate redraws the strings of every length with replacement (a binomial
     draw of the copied count) and refits. The drop is called a ``step`` only when the whole width
-    interval lies below the grid's resolution at ``n50``: a narrower drop could not be told apart.
+    interval lies below one letter and the grid tries every length around ``n50``: a drop that
+    narrow could not be told apart from a jump between two consecutive lengths. A coarser grid
+    never shows a step (a fit with no point inside the drop says nothing of its width).
 
     Returns:
         ``n50`` (length at 50 % accuracy), ``width`` (lengths from 73 % to 27 % span 2·width),
@@ -209,7 +211,7 @@ def fit_cliff(ns, acc, *, strings=None, n_boot: int = 200, seed: int = 0) -> dic
     (n_lo, w_lo), (n_hi, w_hi) = np.percentile(b, [2.5, 97.5], axis=0) if len(b) else [[nan] * 2] * 2
     res = grid_step_at(ns, n50)
     return {**out, "n50_lo": float(n_lo), "n50_hi": float(n_hi), "width_lo": float(w_lo),
-            "width_hi": float(w_hi), "resolution": res, "step": bool(w_hi < res),
+            "width_hi": float(w_hi), "resolution": res, "step": bool(res <= 1 and w_hi < 1),
             "n_boot": len(b)}
 
 

@@ -32,7 +32,7 @@ def _log_lengths(ax, ns):
 
 
 def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact",
-                    logx: bool = True, colors: list | None = None):
+                    logx: bool = True, colors: list | None = None, markers: list | None = None):
     """Copy accuracy against string length: one marked curve per model, 95 % CIs shaded.
 
     Args:
@@ -40,6 +40,8 @@ def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact"
         train_range: ``(min_len, max_len)`` of training, shaded grey.
         metric: ``"exact"`` (whole string) or ``"char"`` (per character).
         colors: one colour per run (default ``C0``, ``C1``, ...).
+        markers: one marker per run (default ``MARKERS`` in order), so that a model keeps its
+            marker from figure to figure.
 
     Explained in: book/copying.md
     """
@@ -48,9 +50,12 @@ def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact"
         color = colors[k] if colors else f"C{k % 10}"
         rows = sorted(run["rows"], key=lambda r: r["n"])
         ns = [r["n"] for r in rows]
+        acc = np.array([r[metric] for r in rows])
+        inside = (acc > 0) & (acc < 1)  # bands only where some strings fail and some pass:
+        near = inside | np.r_[inside[1:], False] | np.r_[False, inside[:-1]]  # stacked bands of
         ax.fill_between(ns, [r[f"{metric}_lo"] for r in rows], [r[f"{metric}_hi"] for r in rows],
-                        color=color, alpha=0.2, linewidth=0)
-        ax.plot(ns, [r[metric] for r in rows], color=color, marker=MARKERS[k % len(MARKERS)],
+                        where=near, color=color, alpha=0.2, linewidth=0)  # 0 % or 100 % hide lines
+        ax.plot(ns, [r[metric] for r in rows], color=color, marker=markers[k] if markers else MARKERS[k % len(MARKERS)],
                 markersize=3, markevery=max(1, len(ns) // 25), linewidth=1.3,
                 label=run.get("label", run["arch"]))
     if logx and runs:
@@ -95,7 +100,8 @@ def plot_copy_curves(axes, runs: list, lengths: tuple, *, inside: bool = False):
         axes: a [2, len(runs)] array of axes (extra columns are hidden).
         runs: dicts with ``label`` and ``curve`` (``copying.train`` info).
         lengths: the curve lengths (``CopyConfig.curve_lengths``), coloured short to long.
-        inside: put the length legend inside the last panel instead of to its right.
+        inside: put the length legend in one row above the last panel, in place of its
+            title (where no curve runs), instead of to its right.
 
     Explained in: book/copying.md
     """
@@ -114,7 +120,10 @@ def plot_copy_curves(axes, runs: list, lengths: tuple, *, inside: bool = False):
     top[0].set_ylabel("held-out exact\naccuracy")
     bottom[0].set_ylabel("training loss")
     if inside:
-        top[len(runs) - 1].legend(frameon=True, fontsize="x-small", loc="lower right")
+        last = top[len(runs) - 1]
+        last.legend(frameon=False, fontsize="x-small", loc="lower center", ncol=len(lengths),
+                    bbox_to_anchor=(0.5, 1.0), handlelength=1.2, columnspacing=0.8)
+        last.set_title("")
     else:
         _legend_right(top[len(runs) - 1], title="string length")
     for ax in list(top[len(runs):]) + list(bottom[len(runs):]):
