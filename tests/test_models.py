@@ -82,3 +82,9 @@ def test_offline_model_loads_without_network_and_reloads_fast(name, word):
     print(f"{name}: reload {float(reload_s):.1f} s (process {time.time() - t:.1f} s): {text!r}")
     assert float(reload_s) < 10.0
     assert word in text
+
+
+def test_display_name_drops_the_quantisation_and_keeps_other_names():
+    assert models.display_name("smollm2-135m") == "SmolLM2-135M-Instruct"
+    assert models.display_name("gemma3-270m") == "Gemma-3-270M"
+    assert models.display_name("tiny-neox-d64-v512-l2") == "tiny-neox-d64-v512-l2"

@@ -16,6 +16,13 @@ def test_glue_returns_the_plain_value():
     assert type(page.glue("test_page_key", np.int32(7))) is int
 
 
+def test_glue_math_glues_the_equation_in_book_notation():
+    from howmany import bounds
+
+    text = page.glue_math("test_page_math", bounds.latex(bounds.sym.C))
+    assert r"\ln|V|" in text and r"\varepsilon" in text and r"\log" not in text
+
+
 def test_data_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
     assert paths.data_dir() == tmp_path

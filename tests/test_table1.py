@@ -22,6 +22,24 @@ def test_cone_row_with_authors_formula():
 def test_row4_over_row3_is_log_v_over_a():
     ratio = np.array(table1.PRINTED["Ellipsoid + non-uniform cells"]) / np.array(table1.PRINTED["Ellipsoid"])
     np.testing.assert_allclose(ratio, table1.cells_over_ellipsoid(), atol=0.002)
+    row3, row4 = (np.array(table1.PRINTED[k]) for k in ("Ellipsoid", "Ellipsoid + non-uniform cells"))
+    code = row3 * table1.cells_over_ellipsoid(labels="code") - row4  # the code's labels miss 4 models
+    names = [m["name"] for m in table1.models()]
+    assert sorted(n for n, x in zip(names, code) if abs(x) > 0.01) == [
+        "Gemma-3-270M", "Llama-3.2-1B", "Pythia-1B", "Pythia-410M"]
+
+
+def test_code_labels_are_the_attached_values_permuted():
+    attached = {m["name"]: m["abs_a"] for m in table1.models()}
+    assert sorted(attached.values()) == sorted(table1.ABS_A_CODE_LABELS.values())
+    changed = {n for n in attached if attached[n] != table1.ABS_A_CODE_LABELS[n]}
+    assert changed == {"Pythia-410M", "Pythia-1B", "Llama-3.2-1B", "Gemma-3-270M"}
+    try:
+        table1.cells_over_ellipsoid(labels="other")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("an unknown labelling must raise")
 
 
 def test_slopes_with_relative_convention():

@@ -301,3 +301,15 @@ def _build_sym() -> SimpleNamespace:
 sym = _build_sym()
 """Symbols (``sym.r, sym.eps, sym.d, sym.m, sym.n, sym.V, sym.q, sym.phi``) and expressions
 (``sym.C``, ``sym.A_bound``, ``sym.n_star``, ``sym.N_inf``, ...) for assertions in the chapters."""
+
+
+def latex(expr) -> str:
+    r"""LaTeX of a SymPy expression in the book's notation: ln, varepsilon and |V|.
+
+    >>> print(latex(sym.C))
+    \frac{d \ln{\left(1 + \frac{2 r}{\varepsilon} \right)}}{\ln|V|}
+
+    Explained in: book/threshold.md
+    """
+    text = sp.latex(expr, ln_notation=True, symbol_names={sym.eps: r"\varepsilon", sym.V: "|V|"})
+    return text.replace(r"\ln{\left(|V| \right)}", r"\ln|V|")

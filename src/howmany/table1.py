@@ -4,8 +4,8 @@ Sources (THEORY.md Sec. 7): d, |V|, r (infinity-norm radius) and theta from Meye
 Table 2; the PG-19 experimental slopes are the denominators of Table 1 (the authors' code,
 ``models_list.csv``, column "Slope exp"); |a| (median-convolution slope of the non-uniform
 cells) is attached as needed to reproduce Table 1 row 4 (for Pythia-410M/1B and Llama/Gemma
-this swaps the labels of the code's own table, THEORY.md Sec. 7 *). ``PRINTED`` holds Table 1
-as printed. Ratios are theoretical slope / experimental PG-19 slope.
+this swaps the labels of the code's own table, kept as ``ABS_A_CODE_LABELS``; THEORY.md Sec. 7
+*). ``PRINTED`` holds Table 1 as printed. Ratios are theoretical slope / experimental PG-19 slope.
 
 Explained in: book/threshold.md, book/refined.md
 """
@@ -28,6 +28,12 @@ MODELS = (  # name, d, |V|, r, theta (rad), PG-19 slope, |a|
     ("Gemma-3-270M", 640, 262144, 10.74, 1.82, 44.54, 15.79),
 )
 FIELDS = ("name", "d", "V", "r", "theta", "slope_pg19", "abs_a")
+
+# |a| under the model labels of the authors' code's own table (THEORY.md Sec. 7 *): the same seven
+# values as ``abs_a`` above, with Pythia-410M/1B and Llama/Gemma exchanged.
+ABS_A_CODE_LABELS = {"Pythia-160M": 12.87, "Pythia-410M": 14.54, "Pythia-1B": 14.71,
+                     "Qwen2.5-0.5B": 16.50, "Qwen2.5-1.5B": 16.87, "Llama-3.2-1B": 15.79,
+                     "Gemma-3-270M": 13.03}
 
 # n50(m) for m = 1..5, Qwen2.5-1.5B on PG-19: digitised from the authors' committed cramming figure
 # (THEORY.md Sec. 7); their OLS slope is the Table 1 denominator 79.6 (legend: 79.56).
@@ -97,9 +103,19 @@ def table1_cone_row(*, authors: bool = True, convention: str = "absolute") -> np
     return bounds.slope_cone(d, r, eps, V, phi, authors=authors) / _column("slope_pg19")
 
 
-def cells_over_ellipsoid() -> np.ndarray:
+def cells_over_ellipsoid(*, labels: str = "attached") -> np.ndarray:
     """Expected ratio of Table 1 row 4 to row 3: ``ln|V| / |a|`` (same numerator, mu -> |a|).
+
+    Args:
+        labels: ``"attached"``, the |a| attached to reproduce row 4 (``abs_a``); ``"code"``, the
+            labels of the authors' code's table (``ABS_A_CODE_LABELS``).
 
     Explained in: book/refined.md
     """
-    return np.log(_column("V")) / _column("abs_a")
+    if labels == "attached":
+        abs_a = _column("abs_a")
+    elif labels == "code":
+        abs_a = np.array([ABS_A_CODE_LABELS[row[0]] for row in MODELS])
+    else:
+        raise ValueError(f"labels must be 'attached' or 'code', not {labels!r}")
+    return np.log(_column("V")) / abs_a

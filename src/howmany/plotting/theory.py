@@ -13,12 +13,13 @@ import numpy as _np  # noqa: E402
 from .style import BOUND_STYLE as _BOUND  # noqa: E402
 
 
-def plot_fraction_cliff(ax, n, log10_fraction, labels, *, cmap="viridis"):
+def plot_fraction_cliff(ax, n, log10_fraction, labels, *, cmap="viridis", legend_loc="lower left"):
     """Cor 4.6 accessible-fraction bound (log10) against n: one dashed hinge per prompt length.
 
     Args:
         ax: matplotlib axes. n: output lengths, shape [n]. log10_fraction: [curves, n].
         labels: one legend label per curve.
+        legend_loc: where the legend goes; the lower left stays empty (the bound is 1 for small n).
 
     Explained in: book/threshold.md
     """
@@ -26,7 +27,7 @@ def plot_fraction_cliff(ax, n, log10_fraction, labels, *, cmap="viridis"):
     for row, label, colour in zip(log10_fraction, labels, colours):
         ax.plot(n, row, linestyle="--", linewidth=1.6, color=colour, label=label)
     ax.set(xlabel="output length n (tokens)", ylabel=r"log$_{10}$ bound on $A(n, m)$")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc=legend_loc)
     return ax
 
 
@@ -183,12 +184,16 @@ def _label_points(ax, points, *, x_label=25.0, span=(8e5, 1.2e3)):
     orders = itertools.permutations(by_height) if len(points) <= 8 else [by_height]
     best = min(orders, key=lambda o: (_crossings(starts, [ends[i] for i in o]),
                                       sum(abs(k - by_height.index(i)) for k, i in enumerate(o))))
+    from matplotlib import patheffects
+
+    halo = [patheffects.withStroke(linewidth=2.2, foreground="white")]  # visible on dark and light
     for y, i in zip(ys, best):
         label, x, ratio = points[i]
         ax.plot(x, ratio, "o", color="C1", ms=6, mec="k", zorder=3)
-        ax.annotate(label, xy=(x, ratio), xytext=(x_label, y), fontsize="x-small", va="center",
-                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
-                    arrowprops=dict(arrowstyle="-", color="white", lw=0.7, shrinkA=0, shrinkB=3))
+        note = ax.annotate(label, xy=(x, ratio), xytext=(x_label, y), fontsize="x-small", va="center",
+                           bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
+                           arrowprops=dict(arrowstyle="-", color="0.15", lw=0.8, shrinkA=0, shrinkB=3))
+        note.arrow_patch.set_path_effects(halo)
 
 
 def plot_log_packing_map(ax, d_values, ratios, log10_P, *, points=None):
