@@ -134,22 +134,35 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     folder = cramming.sweep.sweep_dir(cfg, tmp_path / "killed")
     real, saves = resume.save, []
 
-    def killing(path, states, meta):
-        real(path, states, meta)
-        saves.append(path)
+    def killing(path, states, meta, **kw):
+        real(path, states, meta, **kw)
+        saves.append((path, kw["wall_s"]))
         if len(saves) == 30:
             raise KeyboardInterrupt  # killed after its 30th step
 
     monkeypatch.setattr(resume, "save", killing)
     with pytest.raises(KeyboardInterrupt):
         cramming.sweep.run_sweep(lm, cfg, folder)
-    assert saves[-1].is_file() and not any(folder.glob("m1-*.json"))
+    killed_at, killed_wall = saves[29]
+    assert killed_at.is_file() and not any(folder.glob("m1-*.json"))
+    assert resume.spent(killed_at) == pytest.approx(killed_wall) and killed_wall > 0
     calls = []
     grow = cramming.THRESHOLD_METHODS["grow"]
     monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
                         lambda *a, **k: calls.append(k["resume"]) or grow(*a, **k))
     cramming.sweep.run_sweep(lm, cfg, folder)
     assert calls[0] is not None and calls[0][0]["out"]["steps"] == 30  # read back from the file
-    assert not saves[-1].exists()  # deleted once the unit is written
+    assert not killed_at.exists()  # deleted once the unit is written
     for a, b in zip(*(cramming.sweep.load_sweep(f)["units"]["grow"][1] for f in (whole, folder))):
         _same(a, b)
+    unit = json.loads(next(folder.glob("m1-*.json")).read_text())
+    assert unit["provenance"]["wall_time_s"] >= killed_wall  # the killed process's time counts
+    assert "wall_is_partial" not in unit["result"]
+
+
+def test_a_snapshot_without_its_time_marks_the_wall_time_partial(tmp_path):
+    old = tmp_path / "old.pt"
+    torch.save({"meta": {}, "states": []}, old)  # as snapshots were written before
+    assert resume.spent(old) is None and resume.spent(tmp_path / "none.pt") == 0.0
+    resume.save(tmp_path / "new.pt", [], {}, wall_s=12.5)
+    assert resume.spent(tmp_path / "new.pt") == 12.5

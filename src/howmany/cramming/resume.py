@@ -37,13 +37,27 @@ def partial_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "howmany" / "cram-partial"
 
 
-def save(path: Path, states: list[dict], meta: dict) -> None:
-    """Write a snapshot atomically (temporary file, then ``os.replace``)."""
+def save(path: Path, states: list[dict], meta: dict, *, wall_s: float = 0.0) -> None:
+    """Write a snapshot atomically (temporary file, then ``os.replace``), with the wall time
+    the run has spent so far, over all the processes that resumed it (``wall_s``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save({"meta": meta, "states": states}, tmp)
+    torch.save({"meta": meta, "states": states, "wall_s": float(wall_s)}, tmp)
     os.replace(tmp, path)
+
+
+def spent(path: Path) -> float | None:
+    """Wall seconds the run behind the snapshot at ``path`` had spent when it was taken; None
+    for a snapshot written before snapshots kept it (the time is then unknown).
+
+    Explained in: book/cramming.md
+    """
+    try:
+        value = torch.load(Path(path), weights_only=True).get("wall_s")
+    except Exception:  # noqa: BLE001 - no file or a torn one: nothing spent that we know of
+        return 0.0
+    return None if value is None else float(value)
 
 
 def load(path: Path, meta: dict) -> list[dict] | None:

@@ -212,30 +212,38 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     For the ``grow`` method, ``partial`` is a snapshot file: the unit resumes from it when it
     holds this very unit, and is rewritten once a minute while the unit runs. ``base`` maps
     strings to stored rows of the recipe this one continues (``base_rows``): those strings go
-    on from that run's first stall instead of repeating it.
+    on from that run's first stall instead of repeating it. The wall time returned includes
+    that of the killed processes a resumed unit went on from (kept in its snapshot); a unit
+    resumed from a snapshot that did not keep it marks its rows ``wall_is_partial``.
 
     Explained in: book/cramming.md
     """
     meth, m, idx = unit
-    t0 = time.perf_counter()
+    t0, prior, wall_known = time.perf_counter(), 0.0, True
     seeds = [cfg.seed * 100_003 + m * 10_007 + i for i in idx]
     kw = dict(grid=cfg.grid(m), stop=cfg.grid_stop) if meth == "grid" else {}
     if meth == "grow":
         meta = {"sweep": results.config_key(cfg), "m": m, "strings": list(idx), "seeds": seeds,
                 "base": sorted(base or {})}
         states = resume.load(partial, meta) if partial is not None else None
+        if states is not None:  # resumed: count the time the killed processes spent, if known
+            before = resume.spent(partial)
+            prior, wall_known = (before or 0.0), before is not None
         if states is None and base:
             states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
                       if i in base else None for i, sd in zip(idx, seeds)]
         kw = dict(resume=states, snapshot_s=SNAPSHOT_S, snapshot=None if partial is None
-                  else lambda st: resume.save(partial, st, meta))
+                  else lambda st: resume.save(partial, st, meta,
+                                              wall_s=prior + time.perf_counter() - t0))
     out = THRESHOLD_METHODS[meth](lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
                                   seeds=seeds, verbose=verbose, **kw)
     rows = [{**r, "target": tg[i, : cfg.n_max(m)].tolist()} for i, r in zip(idx, out)]
     for i, r in zip(idx, rows):
         if base and i in base:
             r["continued_from"] = base[i]["source"]
-    return rows, time.perf_counter() - t0
+        if not wall_known:  # resumed from a snapshot that did not keep its time
+            r["wall_is_partial"] = True
+    return rows, prior + time.perf_counter() - t0
 
 
 def base_rows(cfg: SweepConfig, folder: Path, unit) -> dict:
