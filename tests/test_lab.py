@@ -108,3 +108,13 @@ def test_live_view_keeps_only_the_final_figure(monkeypatch):
     fig = view.close()
     assert list(shown) == [0] and shown[0] is fig  # one output, now the final figure alone
     assert view.hist["step"] == [1, 2, 3] and len(fig.axes) == 2
+
+
+def test_unprompted_baseline_counts_what_the_model_writes_from_bos_alone(lm):
+    first = lab.unprompted(lm, [2, 3, 4, 5, 6])["decoded"]  # whatever it writes on its own
+    own = lab.unprompted(lm, first)
+    assert own["decoded"] == first and own["prefix"] == len(first)
+    other = [(first[0] + 1) % lm.d_vocab] + first[1:]  # differs at the first token
+    assert lab.unprompted(lm, other)["prefix"] == 0
+    with pytest.raises(ValueError, match="no tokens"):
+        lab.unprompted(lm, [])

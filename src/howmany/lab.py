@@ -127,6 +127,27 @@ def cram_text(lm, cfg: LabConfig, *, callback=None) -> dict:
             "device": str(lm.device), "history": hist}
 
 
+def unprompted(lm, target: list[int]) -> dict:
+    """The baseline of no soft prompt: greedy decoding from the fixed token alone (BOS).
+
+    Returns:
+        ``decoded`` ids (as many as ``target``) and ``prefix``, how many leading tokens of
+        ``target`` the model writes on its own: what a crammed prompt adds is beyond it.
+
+    Explained in: book/lab.md
+    """
+    import torch
+
+    if not target:
+        raise ValueError("the text has no tokens: type something to cram")
+    emb = lm.model.get_input_embeddings()
+    with torch.no_grad():
+        bos = emb(torch.tensor([[int(lm.bos_id)]], device=emb.weight.device))
+    decoded = cramming.greedy_generate(lm.model, lm.bos_id, "mem", bos, len(target))[0].tolist()
+    agree = np.cumprod(np.asarray(decoded) == np.asarray(target))
+    return {"decoded": decoded, "prefix": int(agree.sum())}
+
+
 def bound_for(lm, m: int) -> dict:
     """Corollary 4.6 beside a threshold: the slope bound ``C`` and the ``C m`` tokens it allows.
 
