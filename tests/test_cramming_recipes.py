@@ -217,6 +217,10 @@ def test_unfinished_recipes_are_listed_beside_ours_on_their_strings():
     rows["book"] = rows["book"][:2]  # ours unfinished too: listed, not compared with itself
     assert budget.unfinished(rows, 4)[0] == {"recipe": "book", "strings": 2, "theirs": [],
                                              "ours": []}
+    with_base = budget.unfinished(rows, 4, baseline="paper")  # every recipe beside paper's
+    assert with_base[1] == {"recipe": "progressive", "strings": 2, "theirs": [20], "ours": [10],
+                            "own": [20, 30], "base": [5, 5]}
+    assert with_base[2]["own"] == [9] and with_base[2]["base"] == []  # paper lacks string 7
 
 
 def test_restart_gains_counts_the_restarts_that_went_past_the_stall():

@@ -51,21 +51,32 @@ def shared_strings(runs: dict, min_strings: int = 1) -> dict:
             for k, rows in runs.items()}
 
 
-def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book") -> list[dict]:
+def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book",
+               baseline: str | None = None) -> list[dict]:
     """The recipes that have finished some but not all ``n_strings`` strings, each with its
     thresholds (``theirs``) and those of ``ours`` (``ours``) on the strings both have finished
     (empty lists when ``ours`` has none of them, and for ``ours`` itself).
 
+    With ``baseline`` (a recipe that has finished every string), each entry also holds the
+    recipe's thresholds on all its finished strings (``own``, by string) and the baseline's on
+    the same strings (``base``; empty for the baseline itself or when it lacks one of them).
+
     Explained in: book/cramming.md
     """
     mine = {r["string"]: r["threshold"] for r in rows_by_recipe.get(ours, [])}
+    base = {r["string"]: r["threshold"] for r in rows_by_recipe.get(baseline, [])} if baseline else {}
     out = []
     for name, rows in rows_by_recipe.items():
         if 0 < len(rows) < n_strings:
             both = sorted((r["string"], r["threshold"]) for r in rows
                           if r["string"] in mine and name != ours)
-            out.append({"recipe": name, "strings": len(rows), "theirs": [t for _, t in both],
-                        "ours": [mine[i] for i, _ in both]})
+            entry = {"recipe": name, "strings": len(rows), "theirs": [t for _, t in both],
+                     "ours": [mine[i] for i, _ in both]}
+            if baseline:
+                own = sorted((r["string"], r["threshold"]) for r in rows)
+                ok = name != baseline and all(i in base for i, _ in own)
+                entry.update(own=[t for _, t in own], base=[base[i] for i, _ in own] if ok else [])
+            out.append(entry)
     return out
 
 
