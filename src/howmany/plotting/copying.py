@@ -164,18 +164,20 @@ def plot_longer_training(axes, families: dict):
     return axes
 
 
-def plot_width_cliff(ax, points: dict, *, train_max: int):
+def plot_width_cliff(ax, points: dict, *, train_max: int, styles: dict | None = None):
     """Cliff position n50 (95 % bootstrap bars) against model width, one marked line per family.
 
     Args:
         points: ``{label: [(width, fit dict), ...]}``; a width whose accuracy never falls
             below 50 % on the grid is drawn as an open marker at the longest length evaluated,
             passed as ``fit["n_top"]``.
+        styles: ``{label: (colour, marker)}``, so that a family keeps its look from the other
+            figures (default ``C0``, ``C1``, ... and ``MARKERS`` in order).
 
     Explained in: book/copying.md
     """
     for k, (label, pts) in enumerate(points.items()):
-        color, marker = f"C{k}", MARKERS[k % len(MARKERS)]
+        color, marker = (styles or {}).get(label, (f"C{k}", MARKERS[k % len(MARKERS)]))
         pts = sorted(pts)
         w = np.array([p[0] for p in pts], float)
         n50 = np.array([p[1]["n50"] if np.isfinite(p[1]["n50"]) else p[1].get("n_top", np.nan)
