@@ -2,8 +2,9 @@
 
 Every number a chapter prints in its prose is glued from a cell (``{glue:text}``), never typed;
 :func:`glue` makes NumPy and torch scalars plain first, and on Colab, where myst-nb is absent, it
-just returns the value. :func:`glue_math` glues an equation for ``{glue:math}``. :func:`show_source` displays the code a chapter talks about, read from the
-package itself, so the page never carries a pasted copy that could drift.
+just returns the value. :func:`glue_math` glues an equation for ``{glue:math}``.
+:func:`show_source` displays the code a chapter talks about, read from the package itself, so the
+page never carries a pasted copy that could drift.
 
 Explained in: book/reproducibility.md
 """

@@ -51,13 +51,15 @@ def plot_copy_cliff(ax, runs: list, *, train_range: tuple, metric: str = "exact"
         rows = sorted(run["rows"], key=lambda r: r["n"])
         ns = [r["n"] for r in rows]
         acc = np.array([r[metric] for r in rows])
-        inside = (acc > 0) & (acc < 1)  # bands only where some strings fail and some pass:
-        near = inside | np.r_[inside[1:], False] | np.r_[False, inside[:-1]]  # stacked bands of
+        # bands only where some strings fail and some pass (and beside): stacked bands at 0 % or
+        # 100 % would hide the lines
+        inside = (acc > 0) & (acc < 1)
+        near = inside | np.r_[inside[1:], False] | np.r_[False, inside[:-1]]
         ax.fill_between(ns, [r[f"{metric}_lo"] for r in rows], [r[f"{metric}_hi"] for r in rows],
-                        where=near, color=color, alpha=0.2, linewidth=0)  # 0 % or 100 % hide lines
-        ax.plot(ns, [r[metric] for r in rows], color=color, marker=markers[k] if markers else MARKERS[k % len(MARKERS)],
-                markersize=3, markevery=max(1, len(ns) // 25), linewidth=1.3,
-                label=run.get("label", run["arch"]))
+                        where=near, color=color, alpha=0.2, linewidth=0)
+        marker = markers[k] if markers else MARKERS[k % len(MARKERS)]
+        ax.plot(ns, acc, color=color, marker=marker, markersize=3,
+                markevery=max(1, len(ns) // 25), linewidth=1.3, label=run.get("label", run["arch"]))
     if logx and runs:
         _log_lengths(ax, sorted({r["n"] for run in runs for r in run["rows"]}))
     what = "exact-string" if metric == "exact" else "per-character"
