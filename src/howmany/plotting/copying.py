@@ -13,8 +13,13 @@ import numpy as np
 
 from .style import MARKERS
 
-__all__ = ["plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_longer_training",
+__all__ = ["FINETUNE_COLORS", "plot_copy_cliff", "plot_copy_fit", "plot_copy_curves", "plot_longer_training",
            "plot_width_cliff", "plot_mistakes"]
+
+#: colours of the fine-tuned SmolLM2 runs, by protocol: hues that none of the five from-scratch
+#: copiers (``C0``-``C4``) uses; the short run, whose band lies over the grey training lengths,
+#: gets the one that stands out from grey
+FINETUNE_COLORS = {"paper": "0.15", "short": "#6a3d9a"}
 
 
 def _legend_right(ax, **kw):
