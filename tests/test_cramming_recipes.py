@@ -229,3 +229,18 @@ def test_restart_gains_counts_the_restarts_that_went_past_the_stall():
             {"threshold": 6, "restarts": []}]
     assert budget.restart_gains(rows) == dict(restarted=2, raised=1, gain=2, strings=3)
     assert budget.restart_gains([]) == dict(restarted=0, raised=0, gain=0, strings=0)
+
+
+def test_repeat_spread_pairs_two_runs_on_their_shared_strings():
+    row = lambda i, t: {"string": i, "threshold": t}  # noqa: E731
+    first, second = [row(0, 6), row(1, 9), row(2, 4)], [row(2, 33), row(0, 9), row(5, 1)]
+    out = budget.repeat_spread(first, second)
+    assert out["strings"] == [0, 2] and out["first"] == [6, 4] and out["second"] == [9, 33]
+    assert out["median_first"] == 5.0 and out["median_second"] == 21.0
+    assert out["max_diff"] == 29 and out["worst"] == 2
+    assert out["batches_first"] == out["batches_second"] == [] and out["code_differs"] is None
+    assert budget.repeat_spread(first, [row(7, 1)]) == {"strings": []}
+    tag = lambda rows, batch, commit: [{**r, "batch": batch, "commit": commit} for r in rows]  # noqa: E731
+    out = budget.repeat_spread(tag(first, 8, "a"), tag(second, 2, "b"))
+    assert out["batches_first"] == [8] and out["batches_second"] == [2] and out["code_differs"]
+    assert budget.repeat_spread(tag(first, 8, "a"), tag(second, 8, "a"))["code_differs"] is False

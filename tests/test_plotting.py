@@ -24,7 +24,8 @@ def test_budget_curves_keep_a_recipes_colour_and_marker_across_panels():
 def test_budget_curves_without_an_order_style_by_position():
     fig, ax = plt.subplots()
     plotting.plot_budget_curves(ax, {"x": ([1, 2], [0, 1]), "y": ([1, 2], [0, 2])})
-    assert [ln.get_color() for ln in ax.lines] == ["C0", "C1"]
+    assert [ln.get_color() for ln in ax.lines] == [plotting.distinct_color(0),
+                                                   plotting.distinct_color(1)]
     plt.close(fig)
 
 

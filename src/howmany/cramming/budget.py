@@ -80,6 +80,34 @@ def unfinished(rows_by_recipe: dict, n_strings: int, ours: str = "book",
     return out
 
 
+def repeat_spread(first: list[dict], second: list[dict]) -> dict:
+    """Two runs of the same settings on the same strings, side by side: how far a threshold
+    moves when only the run changes (batch composition, code version, floating-point order).
+
+    Returns ``strings`` (shared string indices), ``first``/``second`` (their thresholds),
+    ``median_first``/``median_second``, the largest absolute difference ``max_diff`` with its
+    ``worst`` string, and what differed between the runs on those strings: the batch sizes
+    (``batches_first``/``batches_second``) and whether the code commits did (``code_differs``;
+    None where a row lacks its commit). ``strings`` is empty when the runs share none.
+
+    Explained in: book/cramming.md
+    """
+    a, b = ({r["string"]: r for r in rows} for rows in (first, second))
+    common = sorted(set(a) & set(b))
+    if not common:
+        return {"strings": []}
+    ta, tb = [a[i]["threshold"] for i in common], [b[i]["threshold"] for i in common]
+    diffs = np.abs(np.subtract(ta, tb))
+    commits = [{rows[i].get("commit") for i in common} for rows in (a, b)]
+    known = None not in commits[0] | commits[1]
+    return {"strings": common, "first": ta, "second": tb,
+            "median_first": float(np.median(ta)), "median_second": float(np.median(tb)),
+            "max_diff": int(diffs.max()), "worst": common[int(np.argmax(diffs))],
+            "batches_first": sorted({a[i].get("batch") for i in common} - {None}),
+            "batches_second": sorted({b[i].get("batch") for i in common} - {None}),
+            "code_differs": bool(commits[0] != commits[1]) if known else None}
+
+
 def curve(rows: list[dict], budgets) -> np.ndarray:
     """Median threshold over strings after each per-string budget in ``budgets`` (steps).
 

@@ -91,8 +91,8 @@ def book() -> Recipe:
 
     Chosen from the budget curves of the cramming chapter: on SmolLM2-135M's random-word
     strings at m = 1, Progressive Cramming's settings reach by far the highest median threshold
-    of the presets run there (``paper``, ``progressive``, ``budget-limited``; ``kuratov`` has no
-    SmolLM2-135M run yet; on the tiny model it matches or beats ``book``), and the restart
+    of the presets run there (``paper``, ``progressive``, ``budget-limited``; ``kuratov`` ran on
+    the tiny model only, where it matches or beats ``book``), and the restart
     adds the guarantee that a threshold is never below what a cold start of the same recipe
     reaches at the stall. Up to that stall the run is exactly
     ``progressive``'s, so a sweep continues stored ``progressive`` runs (``resume``)."""

@@ -337,7 +337,8 @@ def load_sweep(folder: Path) -> dict:
             raise results.CorruptResultError(f"{path}: its result lacks status/threshold/censored; "
                                              f"{how}")
         units.setdefault(meth, {}).setdefault(m, []).append(
-            {**r, "string": i, "wall_s": _wall(u)})
+            {**r, "string": i, "wall_s": _wall(u), "batch": u["config"].get("batch"),
+             "commit": u["provenance"].get("git_commit")})
     return {"config": head["config"], "provenance": head["provenance"], "units": units,
             "folder": str(folder)}
 

@@ -8,7 +8,8 @@ chapter simply calls ``plotting.<function>(ax, ...)``.
 Explained in: book/reproducibility.md
 """
 
-from .style import BOUND_STYLE, MARKERS, figures_dir, savefig, set_style  # noqa: F401
+from .style import (BOUND_STYLE, DISTINCT_COLORS, MARKERS, distinct_color, figures_dir,  # noqa: F401
+                    savefig, set_style)
 from .theory import *  # noqa: F401,F403
 from .measure import *  # noqa: F401,F403
 from .experiments import *  # noqa: F401,F403

@@ -48,13 +48,13 @@ def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None):
 
     Explained in: book/cramming.md
     """
-    from .style import BOUND_STYLE, MARKERS
+    from .style import BOUND_STYLE, MARKERS, distinct_color
 
     order = list(order or curves)
     for name, (budgets, med) in curves.items():
         k = order.index(name) if name in order else len(order) + list(curves).index(name)
         ax.plot(budgets, med, marker=MARKERS[k % len(MARKERS)], markersize=4, markevery=4,
-                color=f"C{k % 10}", drawstyle="steps-post", label=name)
+                color=distinct_color(k), drawstyle="steps-post", label=name)
     if bound is not None:
         ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
     ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",
@@ -70,7 +70,8 @@ def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measure
 
     Args:
         n50_rows: dicts with ``m``, ``median``, ``median_lo``, ``median_hi`` (``accessibility.N50``).
-        fit: dict with ``slope``, ``intercept``, ``r2`` (``accessibility.SlopeFit``).
+        fit: dict with ``slope``, ``intercept``, ``r2`` (``accessibility.SlopeFit``), drawn over
+            the measured m only (a fit says nothing outside them) and named after ``label``.
 
     Explained in: book/cramming.md
     """
@@ -84,15 +85,15 @@ def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measure
                     [r["median_hi"] - r["median"] for r in n50_rows]])
     bars = ax.errorbar(m, y, yerr=err, marker=marker, linestyle="none", capsize=4, label=label)
     if fit:
-        xs = np.linspace(0, m.max() + 0.5, 20)
+        xs = np.linspace(m.min() - 0.25, m.max() + 0.25, 20)
         ax.plot(xs, fit["slope"] * xs + fit["intercept"], color=bars[0].get_color(), linewidth=1,
-                label=f"OLS slope {fit['slope']:.2f}"
+                label=f"{label}: OLS slope {fit['slope']:.2f}"
                 + (f", R² = {fit['r2']:.3f}" if len(m) >= 3 else " (two points, no R²)"))
     if bound_slope is not None:
         xs = np.linspace(0, m.max() + 0.5, 20)
         ax.plot(xs, bound_slope * xs, label=f"bound C m (C = {bound_slope:.0f})", **BOUND_STYLE)
     ax.set(xlabel="soft-prompt length m (vectors)", ylabel="n50 (tokens)")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, fontsize="small", loc="lower right")  # n50 grows to the upper right
     return ax
 
 
@@ -103,14 +104,17 @@ def plot_scaling(ax, fits: list, k: float):
     """
     import numpy as np
 
-    from .style import MARKERS
+    from .style import MARKERS, distinct_color
 
     x = np.array([f["d_over_lnV"] for f in fits])
+    nudge = 0.012 * (x.max() - x.min() or 1.0)  # models at the same d / ln|V| sit side by side
     for j, f in enumerate(fits):
-        ax.errorbar([f["d_over_lnV"]], [f["slope"]],
+        same = [i for i in range(len(fits)) if np.isclose(x[i], x[j])]
+        dx = nudge * (same.index(j) - (len(same) - 1) / 2)
+        ax.errorbar([f["d_over_lnV"] + dx], [f["slope"]],
                     yerr=[[f["slope"] - f["slope_lo"]], [f["slope_hi"] - f["slope"]]],
-                    marker=MARKERS[j % len(MARKERS)], linestyle="none", capsize=3,
-                    label=f"d = {f['d']}, |V| = {f['d_vocab']}")
+                    marker=MARKERS[j % len(MARKERS)], color=distinct_color(j), linestyle="none",
+                    capsize=3, label=f"d = {f['d']}, |V| = {f['d_vocab']}")
     xs = np.linspace(0, x.max() * 1.1, 20)
     ax.plot(xs, k * xs, color="0.4", linestyle=":", label=f"slope = {k:.3f} · d / ln|V|")
     ax.set(xlabel="d / ln|V|", ylabel="measured slope of n50 (tokens per vector)")
@@ -121,8 +125,13 @@ def plot_scaling(ax, fits: list, k: float):
 def plot_cold_vs_warm(ax, cold: dict, warm: dict):
     """Per string and m: threshold by cold-start bisection (x) vs warm growing curriculum (y).
 
+    Strings with the same pair of thresholds share one marker, whose area grows with their count
+    (written beside it when above one), so that no string hides behind another.
+
     Explained in: book/cramming.md
     """
+    from collections import Counter
+
     import numpy as np
 
     from .style import BOUND_STYLE, MARKERS
@@ -130,9 +139,16 @@ def plot_cold_vs_warm(ax, cold: dict, warm: dict):
     top = 1
     for k, m in enumerate(sorted(set(cold) & set(warm))):
         n = min(len(cold[m]), len(warm[m]))
-        ax.plot(cold[m][:n], warm[m][:n], marker=MARKERS[k % len(MARKERS)], linestyle="none",
-                alpha=0.7, label=f"m = {m}")
-        top = max(top, np.max(cold[m][:n]), np.max(warm[m][:n]))
+        pairs = Counter(zip(np.asarray(cold[m][:n]).tolist(), np.asarray(warm[m][:n]).tolist()))
+        xy = np.array(list(pairs), dtype=float).reshape(-1, 2)
+        counts = np.array(list(pairs.values()))
+        dots = ax.scatter(xy[:, 0], xy[:, 1], s=30 * counts, marker=MARKERS[k % len(MARKERS)],
+                          alpha=0.7, label=f"m = {m}")
+        for (x, y), c in zip(xy, counts):
+            if c > 1:
+                ax.annotate(f"×{c}", (x, y), xytext=(5, 3), textcoords="offset points",
+                            fontsize="x-small", color=dots.get_facecolor()[0])
+        top = max(top, xy.max())
     ax.plot([0, top + 1], [0, top + 1], label="equal", **BOUND_STYLE)
     ax.set(xlabel="threshold, cold-start bisection (tokens)",
            ylabel="threshold, warm curriculum (tokens)")

@@ -5,18 +5,11 @@ Each public function is listed in __all__ (re-exported by howmany.plotting).
 
 import numpy as np
 
-from .style import BOUND_STYLE, MARKERS
+from .style import BOUND_STYLE, MARKERS, distinct_color
 
 __all__: list[str] = ["plot_radius_by_position", "plot_rank_volume", "plot_pareto", "plot_mu_vs_lnv",
                       "plot_plane_regions", "plot_rinf_by_length", "plot_running_max"]
 
-# colorblind palette without its vermillion (index 3), which is hard to tell from its orange
-_COLORBLIND = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4e9", "#949494", "#ece133",
-               "#6a3d9a")
-
-
-def _color(i: int) -> str:
-    return _COLORBLIND[i % len(_COLORBLIND)]
 
 
 def _legend_outside(ax):
@@ -34,7 +27,7 @@ def plot_radius_by_position(ax, curves: dict, *, key: str = "max"):
     for i, (label, byp) in enumerate(curves.items()):
         y = np.asarray(byp[key])
         x = np.arange(1, len(y) + 1)
-        ax.plot(x, y, marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=_color(i), label=label)
+        ax.plot(x, y, marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=distinct_color(i), label=label)
     ax.set(xscale="log", yscale="log", xlabel="position in the prompt (tokens after BOS)",
            ylabel=r"$\|h\|_\infty$ (" + key.replace("_", " ") + " over prompts)")
     _legend_outside(ax)  # six curves fill the whole plot: a legend inside would hide one
@@ -51,7 +44,7 @@ def plot_rank_volume(ax, curves: dict):
     """
     for i, (label, (p, V)) in enumerate(curves.items()):
         line, = ax.plot(np.arange(1, len(p) + 1), p, marker=MARKERS[i % len(MARKERS)],
-                        markevery=0.1, color=_color(i), label=label)
+                        markevery=0.1, color=distinct_color(i), label=label)
         ax.axhline(1 / V, **{**BOUND_STYLE, "color": line.get_color()}, alpha=0.7)
     ax.set(xscale="log", yscale="log", xlabel="rank of the cell", ylabel=r"volume fraction $p_t$")
     ax.legend(fontsize="small")
@@ -68,7 +61,7 @@ def plot_pareto(ax, curves: dict, *, level: float = 0.8):
     """
     for i, (label, (p, V)) in enumerate(curves.items()):
         x = np.arange(1, len(p) + 1) / V
-        ax.plot(x, np.cumsum(p), marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=_color(i),
+        ax.plot(x, np.cumsum(p), marker=MARKERS[i % len(MARKERS)], markevery=0.1, color=distinct_color(i),
                 label=label)
     ax.axhline(level, **BOUND_STYLE)
     ax.set(xscale="log", xlabel="fraction of the vocabulary (largest cells first)",
@@ -91,9 +84,9 @@ def plot_mu_vs_lnv(ax, rows: list[dict]):
     handles = []
     for i, r in enumerate(rows):  # one colour per model, the marker says which mu: no text to collide
         dx = 0.12 * (i - (len(rows) - 1) / 2)  # models sharing |V| sit side by side
-        ax.plot(r["ln_v"] + dx, r["mu_lower"], "o", ms=8, color=_color(i))
-        ax.plot(r["ln_v"] + dx, r["mu_hit"], "s", ms=6, color=_color(i), mfc="white", mew=1.5)
-        handles.append(Line2D([], [], color=_color(i), marker="o", ls="none", label=r["label"]))
+        ax.plot(r["ln_v"] + dx, r["mu_lower"], "o", ms=8, color=distinct_color(i))
+        ax.plot(r["ln_v"] + dx, r["mu_hit"], "s", ms=6, color=distinct_color(i), mfc="white", mew=1.5)
+        handles.append(Line2D([], [], color=distinct_color(i), marker="o", ls="none", label=r["label"]))
     handles += [Line2D([], [], color="0.3", marker="o", ls="none", label=r"$\mu$ lower bound"),
                 Line2D([], [], color="0.3", marker="s", mfc="white", ls="none",
                        label=r"$\mu$ over hit cells")]
@@ -143,7 +136,7 @@ def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None):
     crossed = False
     for i, (label, (lengths, r, bad)) in enumerate(curves.items()):
         r = [np.nan if v is None else v for v in r]  # a length whose states are all inf/NaN
-        ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=_color(i), label=label)
+        ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=distinct_color(i), label=label)
         hit = [k for k, b in enumerate(bad) if b]
         if hit:
             ax.plot([lengths[k] for k in hit], [r[k] for k in hit], "kx", ms=9, mew=1.5,
@@ -169,7 +162,7 @@ def plot_running_max(ax, curves: dict):
     for i, (label, run) in enumerate(curves.items()):
         run = np.asarray(run, float)
         ax.plot(np.arange(1, len(run) + 1), run, marker=MARKERS[i % len(MARKERS)],
-                markevery=0.2, color=_color(i), label=label)
+                markevery=0.2, color=distinct_color(i), label=label)
     ax.set(xscale="log", yscale="log", xlabel="number of prompts k",
            ylabel=r"max of $\|h\|_\infty$ over the first k")
     _legend_outside(ax)

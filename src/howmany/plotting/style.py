@@ -17,6 +17,15 @@ from ..paths import repo_root
 
 BOUND_STYLE = dict(color="0.2", linestyle="--", linewidth=1.5)  # bounds: dashed dark grey
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # measurements: markers tell curves apart
+# the colorblind palette without its vermillion (index 3), which is hard to tell from its orange,
+# for figures with more curves than hues that stay apart (one colour per curve, by its place)
+DISTINCT_COLORS = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4e9", "#949494",
+                   "#ece133", "#6a3d9a")
+
+
+def distinct_color(i: int) -> str:
+    """The ``i``-th of ``DISTINCT_COLORS``, cycling."""
+    return DISTINCT_COLORS[i % len(DISTINCT_COLORS)]
 
 
 def set_style() -> None:
