@@ -119,3 +119,21 @@ def test_notebooks_reuse_the_last_build_and_convert_glue(tmp_path):
     colab.write_notebooks(tmp_path, tmp_path / "nb", "smoke", build_dir=build, commit="c0ffee",
                           log=lambda m, **k: logs.append(m))
     assert logs and logs[0].startswith("executing")
+
+
+def test_captioned_figures_get_their_caption_as_alt_text_unless_they_set_one():
+    import nbformat
+
+    from howmany.bookstage import alt_texts
+
+    fig = {"figure": {"caption": "Median $n_{50}$ against $\\varepsilon^2$,\n  one curve", "name": "f"}}
+    own = {"figure": {"caption": "c"}, "image": {"alt": "kept"}}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("a", metadata={"mystnb": fig}),
+                nbformat.v4.new_code_cell("b", metadata={"mystnb": own}),
+                nbformat.v4.new_code_cell("c"), nbformat.v4.new_markdown_cell("d")]
+    assert alt_texts(nb) == 1
+    assert nb.cells[0].metadata["mystnb"]["image"]["alt"] == (
+        "Median n 50 against varepsilon to the 2, one curve")
+    assert nb.cells[1].metadata["mystnb"]["image"]["alt"] == "kept"
+    assert "mystnb" not in nb.cells[2].metadata

@@ -35,7 +35,8 @@ from pathlib import Path
 import yaml
 
 from . import buildtimes, distributed, profiles
-from .bookstage import _filter_toc, ensure_mathjax, install_mathjax, stage, strip_stderr
+from .bookstage import (_filter_toc, alt_texts, ensure_mathjax, install_mathjax, stage,
+                        strip_stderr)
 
 __all__ = ["ChapterFailed", "Page", "pages", "execute", "run_chapters", "build", "stage",
            "main", "_filter_toc", "ensure_mathjax"]
@@ -108,7 +109,8 @@ def to_notebook(src: Path, out: Path) -> Path:
 
 
 def _tidy(path: Path) -> Path | None:
-    """Hide papermill's injected cell; move stderr outputs to ``<path>.log`` (returned)."""
+    """Hide papermill's injected cell; move stderr outputs to ``<path>.log`` (returned); give
+    captioned figures their alt text (``bookstage.alt_texts``)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -117,6 +119,7 @@ def _tidy(path: Path) -> Path | None:
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
     texts = strip_stderr(nb)
+    alt_texts(nb)
     nbformat.write(nb, path)
     log = path.with_suffix(".log")
     log.unlink(missing_ok=True)

@@ -15,6 +15,7 @@ Explained in: book/reproducibility.md
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tarfile
@@ -91,6 +92,28 @@ def strip_stderr(nb) -> list[str]:
         if "outputs" in cell:
             cell.outputs = kept
     return texts
+
+
+def _plain(caption: str) -> str:
+    """A caption as a screen reader should say it: inline math without TeX markup."""
+    def math(mt):
+        text = re.sub(r"\\([A-Za-z]+)", r"\1", mt.group(1))  # \varepsilon -> varepsilon
+        return re.sub(r"[{}]", "", text).replace("_", " ").replace("^", " to the ")
+    return re.sub(r"\s+", " ", re.sub(r"\$([^$]*)\$", math, caption)).strip()
+
+
+def alt_texts(nb) -> int:
+    """Give every captioned figure cell an image alt text, its caption in plain words, unless
+    the cell sets one (``mystnb: image: alt``); otherwise a figure's alt text is its file name.
+    Returns how many cells got one."""
+    added = 0
+    for cell in nb.cells:
+        mystnb = cell.get("metadata", {}).get("mystnb", {})
+        caption = mystnb.get("figure", {}).get("caption")
+        if cell.get("cell_type") == "code" and caption and "alt" not in mystnb.get("image", {}):
+            mystnb.setdefault("image", {})["alt"] = _plain(str(caption))
+            added += 1
+    return added
 
 
 def stage(root: Path, stage_dir: Path, executed: dict[str, Path], *, offline_math: bool,
