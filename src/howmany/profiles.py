@@ -6,8 +6,8 @@ Three profiles, chosen once per run through the papermill parameter ``PROFILE``:
   results go to a temporary store, never into ``data/``.
 * ``default`` — ``make book``: CPU, the whole book under 30 minutes on 2 cores; real
   offline models allowed; heavy sweeps are *read* from ``data/`` (committed results).
-* ``full``    — ``make results``: GPU or long CPU runs; recomputes heavy results and
-  refreshes ``data/``.
+* ``full``    — ``make results``: GPU or long CPU runs; computes the heavy results missing
+  from ``data/`` (resumable) and writes them there.
 
 Explained in: book/reproducibility.md
 """
