@@ -163,7 +163,7 @@ def plot_running_max(ax, curves: dict):
         run = np.asarray(run, float)
         ax.plot(np.arange(1, len(run) + 1), run, marker=MARKERS[i % len(MARKERS)],
                 markevery=0.2, color=distinct_color(i), label=label)
-    ax.set(xscale="log", yscale="log", xlabel="number of prompts k",
+    ax.set(xscale="log", yscale="log", xlabel="number of states k",
            ylabel=r"max of $\|h\|_\infty$ over the first k")
     _legend_outside(ax)
     return ax
