@@ -130,7 +130,10 @@ def plot_packing_counts(ax, x, sizes, lower, upper, *, xlabel, logy=True):
 
 
 def plot_points(ax, points, r, *, eps=None, shape="ball", label=None):
-    """A 2-D packing: centres, their ε/2 discs (if ``eps``) and the support boundary.
+    """A 2-D packing: centres, their ε/2 balls (if ``eps``) and the support boundary.
+
+    The ε/2 balls are discs for ``shape="ball"`` (an ℓ2 packing) and squares of side ε for
+    ``shape="cube"`` (an ℓ∞ packing, whose balls are squares).
 
     Explained in: book/packing.md
     """
@@ -141,7 +144,12 @@ def plot_points(ax, points, r, *, eps=None, shape="ball", label=None):
         ax.plot([-r, r, r, -r, -r], [-r, -r, r, r, -r], **_BOUND)
     if eps is not None:
         for p in points:
-            ax.add_patch(_mpl.patches.Circle(p, eps / 2, fill=False, lw=0.6, color="C0"))
+            if shape == "ball":
+                ball = _mpl.patches.Circle(p, eps / 2, fill=False, lw=0.6, color="C0")
+            else:
+                ball = _mpl.patches.Rectangle((p[0] - eps / 2, p[1] - eps / 2), eps, eps, fill=False,
+                                              lw=0.6, color="C0")
+            ax.add_patch(ball)
     ax.plot(points[:, 0], points[:, 1], "o", ms=3, color="C0", label=label)
     ax.set(aspect="equal", xlabel=r"$x_1$", ylabel=r"$x_2$")
     return ax
