@@ -93,7 +93,7 @@ def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measure
         xs = np.linspace(0, m.max() + 0.5, 20)
         ax.plot(xs, bound_slope * xs, label=f"bound C m (C = {bound_slope:.0f})", **BOUND_STYLE)
     ax.set(xlabel="soft-prompt length m (vectors)", ylabel="n50 (tokens)")
-    ax.legend(frameon=False, fontsize="small", loc="lower right")  # n50 grows to the upper right
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return ax
 
 
