@@ -123,20 +123,24 @@ def plot_plane_regions(ax, labels: np.ndarray, extent, names: dict, *, n_named: 
     return ax
 
 
-def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None):
+def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None,
+                        linestyles: dict | None = None):
     """r_inf (largest finite ``||h||_inf``) against prompt length, one line per label.
 
     Args:
         curves: label -> ``(lengths, r_inf, n_nonfinite)``; lengths where some states held inf or
             NaN get a black cross on top of the marker.
         reference: label -> value, drawn as dashed horizontal lines (e.g. the paper's r).
+        linestyles: label -> line style (default solid), so that curves that coincide stay
+            visible as one line of mixed dashes.
 
     Explained in: book/geometry.md
     """
     crossed = False
     for i, (label, (lengths, r, bad)) in enumerate(curves.items()):
         r = [np.nan if v is None else v for v in r]  # a length whose states are all inf/NaN
-        ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=distinct_color(i), label=label)
+        ax.plot(lengths, r, marker=MARKERS[i % len(MARKERS)], color=distinct_color(i), label=label,
+                linestyle=(linestyles or {}).get(label, "-"))
         hit = [k for k, b in enumerate(bad) if b]
         if hit:
             ax.plot([lengths[k] for k in hit], [r[k] for k in hit], "kx", ms=9, mew=1.5,
@@ -151,18 +155,20 @@ def plot_rinf_by_length(ax, curves: dict, *, reference: dict | None = None):
     return ax
 
 
-def plot_running_max(ax, curves: dict):
-    """The largest ``||h||_inf`` among the first k prompts against k: is the maximum stable?
+def plot_running_max(ax, curves: dict, *, linestyles: dict | None = None):
+    """The largest ``||h||_inf`` among the first k states against k: is the maximum stable?
 
     Args:
         curves: label -> running maximum (``radius.running_max``).
+        linestyles: label -> line style (default solid), as in ``plot_rinf_by_length``.
 
     Explained in: book/geometry.md
     """
     for i, (label, run) in enumerate(curves.items()):
         run = np.asarray(run, float)
         ax.plot(np.arange(1, len(run) + 1), run, marker=MARKERS[i % len(MARKERS)],
-                markevery=0.2, color=distinct_color(i), label=label)
+                markevery=0.2, color=distinct_color(i), label=label,
+                linestyle=(linestyles or {}).get(label, "-"))
     ax.set(xscale="log", yscale="log", xlabel="number of states k",
            ylabel=r"max of $\|h\|_\infty$ over the first k")
     _legend_outside(ax)
