@@ -41,3 +41,23 @@ def test_copy_cliff_bands_only_where_accuracy_is_strictly_between_0_and_1():
     assert xs == {40, 50, 60}  # the 60 % point and its two neighbours, not the plateaus
     assert [ln.get_marker() for ln in ax.lines] == ["D"]
     plt.close(fig)
+
+
+def test_cold_vs_warm_stacks_equal_pairs_into_one_counted_marker():
+    fig, ax = plt.subplots()
+    plotting.plot_cold_vs_warm(ax, {1: [2, 2, 2, 3]}, {1: [2, 2, 2, 5]})
+    dots = ax.collections[0]
+    assert len(dots.get_offsets()) == 2  # (2, 2) three times and (3, 5) once
+    assert sorted(dots.get_sizes()) == [30, 90]
+    assert [t.get_text() for t in ax.texts] == ["×3"]
+    plt.close(fig)
+
+
+def test_n50_fit_is_drawn_only_over_the_measured_m_and_named():
+    rows = [{"m": m, "median": 10.0 * m, "median_lo": 10.0 * m - 1, "median_hi": 10.0 * m + 1}
+            for m in (2, 3, 4)]
+    fig, ax = plt.subplots()
+    plotting.plot_n50_vs_m(ax, rows, {"slope": 10.0, "intercept": 0.0, "r2": 1.0}, label="M")
+    line = next(ln for ln in ax.lines if ln.get_label().startswith("M: OLS"))
+    assert 1.5 < min(line.get_xdata()) and max(line.get_xdata()) < 4.5
+    plt.close(fig)
