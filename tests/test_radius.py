@@ -124,3 +124,13 @@ def test_pooled_norms_is_a_seeded_permutation_of_all_states(lm):
     everything = [v for row in out["lengths"] for v in row["linf"]]
     assert sorted(pooled) == sorted(everything) and pooled == radius.pooled_norms(out, seed=1)
     assert radius.running_max(pooled)[-1] == out["pooled"]["r_inf"]
+
+
+def test_cone_angle_is_the_widest_angle_between_the_sweeps_states(lm):
+    name = "tiny-llama-d16-v48-l1-h2"
+    out = radius.cone_angle(name, "loaded", "float32", CFG)
+    states = radius.sweep(models.load(name).model.base_model, CFG)["states"]
+    u = torch.nn.functional.normalize(states.double(), dim=1)
+    widest = float(torch.arccos((u @ u.T).clamp(-1, 1).min()))
+    assert out["n"] == 11 and out["theta"] == pytest.approx(widest, abs=1e-6)
+    assert 0.0 <= radius.cone_angle(name, "unloaded", "float32", CFG)["theta"] <= math.pi

@@ -207,6 +207,17 @@ def largest_cells(lm, states: torch.Tensor, cfg: RadiusConfig) -> dict:
     return out
 
 
+def _body(name: str, weights: str, dtype: str, cfg: RadiusConfig):
+    """``(lm, base model)``: ``name`` loaded in ``dtype``, or its unloaded twin cast to it."""
+    from . import models
+
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}, not {weights!r}")
+    lm = models.load(name, dtype=dtype if weights == "loaded" else "float32", device="cpu")
+    body = lm.model.base_model if weights == "loaded" else unloaded_twin(lm, seed=cfg.seed)
+    return lm, body.to(getattr(torch, dtype))
+
+
 def run(name: str, weights: str, dtype: str, cfg: RadiusConfig, *, verbose: bool = False) -> dict:
     """Load ``name`` (or its unloaded twin) in ``dtype``, :func:`sweep` it and find its largest cells.
 
@@ -214,16 +225,46 @@ def run(name: str, weights: str, dtype: str, cfg: RadiusConfig, *, verbose: bool
     """
     from . import models
 
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights must be one of {WEIGHTS}, not {weights!r}")
-    lm = models.load(name, dtype=dtype if weights == "loaded" else "float32", device="cpu")
-    body = lm.model.base_model if weights == "loaded" else unloaded_twin(lm, seed=cfg.seed)
-    out = sweep(body.to(getattr(torch, dtype)), cfg, verbose=verbose)
+    lm, body = _body(name, weights, dtype, cfg)
+    out = sweep(body, cfg, verbose=verbose)
     if dtype != "float32":  # the decoder in float32 for the cells, never a rounded copy
         lm = models.load(name, device="cpu")
     out["cells"] = largest_cells(lm, out.pop("states"), cfg)
     out.update(model=name, weights=weights, dtype=dtype, d_model=lm.d_model, d_vocab=lm.d_vocab)
     return out
+
+
+def cone_angle(name: str, weights: str, dtype: str, cfg: RadiusConfig) -> dict:
+    """The widest angle between two of :func:`sweep`'s finite states, the paper's cone angle
+    theta (its cone has half-angle theta / 2), measured on the authors' sampling.
+
+    Returns:
+        ``theta`` (radians: the arccosine of the smallest pairwise cosine) and ``n`` (states).
+
+    Explained in: book/geometry.md
+    """
+    from .geometry import min_pairwise_cosine
+
+    states = sweep(_body(name, weights, dtype, cfg)[1], cfg)["states"].float()
+    finite = states[torch.isfinite(states).all(1)]
+    return {"theta": float(np.arccos(np.clip(min_pairwise_cosine(finite), -1.0, 1.0))),
+            "n": len(finite)}
+
+
+def cached_cone_angle(name: str, weights: str, dtype: str, profile: str):
+    """:func:`cone_angle` through the results store, like :func:`cached_run`.
+
+    Explained in: book/geometry.md
+    """
+    from . import models, results
+
+    real = name in models.OFFLINE
+    cfg = RadiusConfig() if real else RadiusConfig.for_profile(profile)
+    return results.cached(f"theta-{name}-{weights}-{dtype}",
+                          lambda: cone_angle(name, weights, dtype, cfg),
+                          {"model": name, "weights": weights, "dtype": dtype, "radius": cfg},
+                          chapter="geometry", profile=profile, heavy=real, seed=cfg.seed,
+                          device="cpu", dtype=dtype)
 
 
 def cached_run(name: str, weights: str, dtype: str, profile: str, *, verbose: bool = False):
