@@ -105,7 +105,10 @@ def _plain(caption: str) -> str:
 def alt_texts(nb) -> int:
     """Give every captioned figure cell an image alt text, its caption in plain words, unless
     the cell sets one (``mystnb: image: alt``); otherwise a figure's alt text is its file name.
-    Returns how many cells got one."""
+    Returns how many cells got one.
+
+    Explained in: book/reproducibility.md
+    """
     added = 0
     for cell in nb.cells:
         mystnb = cell.get("metadata", {}).get("mystnb", {})

@@ -24,7 +24,10 @@ DISTINCT_COLORS = ("#0173b2", "#de8f05", "#029e73", "#cc78bc", "#ca9161", "#56b4
 
 
 def distinct_color(i: int) -> str:
-    """The ``i``-th of ``DISTINCT_COLORS``, cycling."""
+    """The ``i``-th of ``DISTINCT_COLORS``, cycling.
+
+    Explained in: book/reproducibility.md
+    """
     return DISTINCT_COLORS[i % len(DISTINCT_COLORS)]
 
 
