@@ -121,14 +121,16 @@ def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path,
         _same(a, b)
 
 
-def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkeypatch):
+@pytest.mark.parametrize("recipe", ["book@x0.025", "paper@x0.02"])  # grow; a cold-start grid
+def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkeypatch, recipe):
     monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
     monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
     monkeypatch.setattr(cramming.sweep, "sweep_targets",
                         lambda cfg, lm_: np.random.default_rng(4).integers(2, 64, size=(2, 12)))
     cfg = cramming.sweep.SweepConfig.for_recipe(
-        "tiny", recipes.get("book@x0.025"), kind="random-tokens", ms=(1,), n_strings=2,
+        "tiny", recipes.get(recipe), kind="random-tokens", ms=(1,), n_strings=2,
         n_max_base=0, n_max_per_m=12, batch_size=2)
+    meth = recipes.get(recipe).method
     whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
     cramming.sweep.run_sweep(lm, cfg, whole)
     folder = cramming.sweep.sweep_dir(cfg, tmp_path / "killed")
@@ -147,14 +149,19 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     assert killed_at.is_file() and not any(folder.glob("m1-*.json"))
     assert resume.spent(killed_at) == pytest.approx(killed_wall) and killed_wall > 0
     calls = []
-    grow = cramming.THRESHOLD_METHODS["grow"]
-    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
-                        lambda *a, **k: calls.append(k["resume"]) or grow(*a, **k))
+    search = cramming.THRESHOLD_METHODS[meth]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, meth,
+                        lambda *a, **k: calls.append(k["resume"]) or search(*a, **k))
     cramming.sweep.run_sweep(lm, cfg, folder)
-    assert calls[0] is not None and calls[0][0]["out"]["steps"] == 30  # read back from the file
+    assert calls[0] is not None  # read back from the file
+    if meth == "grow":
+        assert calls[0][0]["out"]["steps"] == 30
+    else:  # a journal: finished rounds and the states of the round in flight
+        assert calls[0]["rounds"] or calls[0]["inflight"]
     assert not killed_at.exists()  # deleted once the unit is written
-    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"]["grow"][1] for f in (whole, folder))):
+    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
         _same(a, b)
+        assert a.get("solved") == b.get("solved")
     unit = json.loads(next(folder.glob("m1-*.json")).read_text())
     assert unit["provenance"]["wall_time_s"] >= killed_wall  # the killed process's time counts
     assert "wall_is_partial" not in unit["result"]
@@ -166,3 +173,37 @@ def test_a_snapshot_without_its_time_marks_the_wall_time_partial(tmp_path):
     assert resume.spent(old) is None and resume.spent(tmp_path / "none.pt") == 0.0
     resume.save(tmp_path / "new.pt", [], {}, wall_s=12.5)
     assert resume.spent(tmp_path / "new.pt") == 12.5
+
+
+COLD = cramming.CramConfig(lr=0.3, max_steps=60, patience=60)  # cold starts reach 0 to 2 tokens
+
+
+@pytest.mark.parametrize("method", ["grid", "bisect"])
+def test_a_killed_cold_start_search_resumes_from_its_journal_exactly(lm, strings, method,
+                                                                     monkeypatch):
+    search = cramming.THRESHOLD_METHODS[method]
+    kw = dict(grid=[2, 4, 6, 8], stop=2) if method == "grid" else dict(n_max=12)
+    calls, real = [], cramming.thresholds.cram
+    monkeypatch.setattr(cramming.thresholds, "cram",
+                        lambda *a, **k: calls.append(k["resume"]) or real(*a, **k))
+    whole = search(lm.model, lm.bos_id, strings, 1, COLD, seeds=[1, 2, 3], **kw)
+    n_rounds, journals = len(calls), []
+
+    def keep(journal):
+        journals.append(journal)
+        if len(journals) == 75:  # in the second round
+            raise Killed
+
+    with pytest.raises(Killed):
+        search(lm.model, lm.bos_id, strings, 1, COLD, seeds=[1, 2, 3], snapshot=keep,
+               snapshot_s=0.0, **kw)
+    last = journals[-2]  # the last one written before the kill
+    assert last["rounds"] and last["inflight"] is not None
+    calls.clear()
+    resumed = search(lm.model, lm.bos_id, strings, 1, COLD, seeds=[1, 2, 3], resume=last, **kw)
+    assert len(calls) == n_rounds - len(last["rounds"])  # finished rounds are not rerun
+    assert calls[0] is last["inflight"]  # and the round in flight goes on from its states
+    for a, b in zip(whole, resumed):
+        _same(a, b)
+        assert a.get("solved") == b.get("solved")
+    assert any(r["threshold"] > 0 for r in whole) and any(not r["censored"] for r in whole)

@@ -1,11 +1,13 @@
 """Resumable cramming: snapshots of a run in flight, and runs that go on from a stored one.
 
-Two ways a grown threshold (``thresholds.thresholds_grow``) avoids repeating optimisation work:
+Two ways a threshold search avoids repeating optimisation work:
 
 * **Snapshots.** ``cram`` hands every row's full state (prompt, Adam moments, schedule step,
   current length, patience counters, record so far) to a snapshot callback once a minute; a
   sweep writes it outside the repository (``partial_dir``) and a killed worker's successor
   resumes from it. A resumed row takes exactly the steps the uninterrupted run would have taken.
+  The cold-start searches (grid, bisection) snapshot a journal instead: the outcomes of their
+  finished rounds, and the states of the round in flight.
 * **Continuations.** A recipe that is another recipe plus cold restarts (the book's recipe is
   Progressive Cramming's with one restart where growth stalls) follows that recipe's trajectory
   step for step until the first stall. A stored row of the base recipe therefore *is* the

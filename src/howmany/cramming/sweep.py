@@ -28,7 +28,7 @@ from .engine import LAYOUTS, CramConfig
 from .thresholds import THRESHOLD_METHODS
 
 
-SNAPSHOT_S = 60.0  # seconds between snapshots of a running ``grow`` unit
+SNAPSHOT_S = 60.0  # seconds between snapshots of a running unit
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,8 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     Each batch is claimed first (``cramming.claims``), so processes sharing the folder split the
     work; a batch another live process holds is skipped (``claim_stale_s``: when a claim is dead).
     A sweep configuration that does not fit the model's context is refused before anything is
-    written, and a run that fails before its first unit leaves no folder behind. A ``grow``
-    unit snapshots itself once a minute (``resume.partial_dir()``), so a killed unit resumes
+    written, and a run that fails before its first unit leaves no folder behind. A unit
+    snapshots itself once a minute (``resume.partial_dir()``), so a killed unit resumes
     where it was; a recipe that continues another (``base_rows``) goes on from its stored
     runs, and ``continued_only`` leaves the strings that have none for a later run.
 
@@ -209,8 +209,9 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     """Cram one unit ``(method, m, strings)`` on a loaded LM; returns (result rows, wall s).
 
     Seeds depend only on the sweep seed, m and the string, so any worker gets the same rows.
-    For the ``grow`` method, ``partial`` is a snapshot file: the unit resumes from it when it
-    holds this very unit, and is rewritten once a minute while the unit runs. ``base`` maps
+    ``partial`` is a snapshot file: the unit resumes from it when it holds this very unit, and
+    it is rewritten once a minute while the unit runs (and, for cold-start searches, after
+    every round). ``base`` maps
     strings to stored rows of the recipe this one continues (``base_rows``): those strings go
     on from that run's first stall instead of repeating it. The wall time returned includes
     that of the killed processes a resumed unit went on from (kept in its snapshot); a unit
@@ -222,19 +223,20 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     t0, prior, wall_known = time.perf_counter(), 0.0, True
     seeds = [cfg.seed * 100_003 + m * 10_007 + i for i in idx]
     kw = dict(grid=cfg.grid(m), stop=cfg.grid_stop) if meth == "grid" else {}
-    if meth == "grow":
-        meta = {"sweep": results.config_key(cfg), "m": m, "strings": list(idx), "seeds": seeds,
-                "base": sorted(base or {})}
-        states = resume.load(partial, meta) if partial is not None else None
-        if states is not None:  # resumed: count the time the killed processes spent, if known
-            before = resume.spent(partial)
-            prior, wall_known = (before or 0.0), before is not None
-        if states is None and base:
-            states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
-                      if i in base else None for i, sd in zip(idx, seeds)]
-        kw = dict(resume=states, snapshot_s=SNAPSHOT_S, snapshot=None if partial is None
-                  else lambda st: resume.save(partial, st, meta,
-                                              wall_s=prior + time.perf_counter() - t0))
+    meta = {"sweep": results.config_key(cfg), "m": m, "strings": list(idx), "seeds": seeds,
+            "base": sorted(base or {})}
+    if meth != "grow":
+        meta["method"] = meth  # a grid or bisection snapshot is a journal of its rounds
+    states = resume.load(partial, meta) if partial is not None else None
+    if states is not None:  # resumed: count the time the killed processes spent, if known
+        before = resume.spent(partial)
+        prior, wall_known = (before or 0.0), before is not None
+    if states is None and base and meth == "grow":
+        states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
+                  if i in base else None for i, sd in zip(idx, seeds)]
+    kw.update(resume=states, snapshot_s=SNAPSHOT_S, snapshot=None if partial is None
+              else lambda st: resume.save(partial, st, meta,
+                                          wall_s=prior + time.perf_counter() - t0))
     out = THRESHOLD_METHODS[meth](lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
                                   seeds=seeds, verbose=verbose, **kw)
     rows = [{**r, "target": tg[i, : cfg.n_max(m)].tolist()} for i, r in zip(idx, out)]

@@ -52,13 +52,49 @@ def thresholds_grow(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n
                  restarts=r["restarts"]) for r in res]
 
 
+class _Rounds:
+    """The cold-start rounds of a bisection or a grid, each one batched ``cram``, resumable.
+
+    ``resume`` is a journal that ``snapshot`` received: the finished rounds' outcomes (status
+    and steps per row) are replayed instead of rerun, and the round in flight goes on from its
+    per-row states, so a killed search resumed from its last journal gives the same rows.
+    """
+
+    def __init__(self, model, bos_id, m: int, cfg: CramConfig, *, verbose: bool, resume,
+                 snapshot, snapshot_s: float):
+        self.run = dict(model=model, bos_id=bos_id, m=m, cfg=cfg, verbose=verbose,
+                        snapshot_s=snapshot_s)
+        self.snapshot, self.calls = snapshot, 0
+        self.done = [list(r) for r in (resume or {}).get("rounds", [])]
+        self.inflight = (resume or {}).get("inflight")
+
+    def __call__(self, targets, seeds, lengths=None) -> list[dict]:
+        k, self.calls = self.calls, self.calls + 1
+        if k < len(self.done):  # finished before the run was killed
+            if len(self.done[k]) != len(seeds):
+                raise ValueError("the resumed journal does not belong to this search")
+            return self.done[k]
+        keep = None if self.snapshot is None else \
+            lambda st: self.snapshot({"rounds": self.done, "inflight": st})
+        res = cram(targets=targets, seeds=seeds, lengths=lengths, resume=self.inflight,
+                   snapshot=keep, **self.run)
+        self.inflight = None
+        self.done.append([{"status": r["status"], "steps": int(r["steps"])} for r in res])
+        if self.snapshot is not None:
+            self.snapshot({"rounds": self.done, "inflight": None})
+        return self.done[k]
+
+
 def thresholds_bisect(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, n_max=None,
-                      verbose: bool = False) -> list[dict]:
+                      verbose: bool = False, resume=None, snapshot=None,
+                      snapshot_s: float = 60.0) -> list[dict]:
     """Largest crammable prefix per string by bisection; every trial is a cold start.
 
     Success is assumed monotone in the prefix length, so ``ceil(log2(n_max + 1))`` rounds
     suffice; all strings bisect in lockstep (one batched ``cram`` per round). ``censored``
     marks strings that succeed at ``n_max`` itself (their threshold is at least that).
+    ``snapshot`` receives a journal (finished rounds, states of the round in flight) once a
+    minute and after every round; ``resume`` goes on from such a journal.
 
     Explained in: book/cramming.md
     """
@@ -68,13 +104,14 @@ def thresholds_bisect(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds,
     lo, hi = np.zeros(b, int), np.full(b, n_max + 1)
     steps, nan = np.zeros(b, int), np.zeros(b, bool)
     hist: list[list] = [[] for _ in range(b)]
+    rounds = _Rounds(model, bos_id, m, cfg, verbose=verbose, resume=resume, snapshot=snapshot,
+                     snapshot_s=snapshot_s)
     for rnd in range(math.ceil(math.log2(n_max + 1)) + 1):
         live = np.where((hi - lo > 1) & ~nan)[0]
         if live.size == 0:
             break
         mid = (lo[live] + hi[live]) // 2
-        res = cram(model, bos_id, tg[live], m, cfg, lengths=mid,
-                   seeds=[int(seeds[i]) * 1000 + rnd for i in live], verbose=verbose)
+        res = rounds(tg[live], [int(seeds[i]) * 1000 + rnd for i in live], lengths=mid)
         for j, i in enumerate(live):
             steps[i] += res[j]["steps"]
             nan[i] |= res[j]["status"] == "nan"
@@ -88,7 +125,8 @@ def thresholds_bisect(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds,
 
 
 def thresholds_grid(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, grid,
-                    stop: int = 0, verbose: bool = False) -> list[dict]:
+                    stop: int = 0, verbose: bool = False, resume=None, snapshot=None,
+                    snapshot_s: float = 60.0) -> list[dict]:
     """Cold starts at each length of ``grid`` (ascending), independently: the paper's protocol.
 
     The threshold is the largest grid length solved; ``solved`` lists the outcome per grid
@@ -96,7 +134,7 @@ def thresholds_grid(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, g
     grid lengths in order, so its steps are cumulative over the lengths tried so far.
     ``stop > 0`` ends a string's grid after that many consecutive failed lengths (each failure
     costs the whole step cap); its longer lengths count as failed, and ``tried`` says how many
-    lengths really ran.
+    lengths really ran. ``resume`` and ``snapshot``: as for ``thresholds_bisect``.
 
     Explained in: book/cramming.md
     """
@@ -108,12 +146,13 @@ def thresholds_grid(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, g
     best, solved = np.zeros(b, int), [[] for _ in range(b)]
     hist: list[list] = [[] for _ in range(b)]
     misses = np.zeros(b, int)
+    rounds = _Rounds(model, bos_id, m, cfg, verbose=verbose, resume=resume, snapshot=snapshot,
+                     snapshot_s=snapshot_s)
     for k, n in enumerate(grid):
         live = [i for i in range(b) if not stop or misses[i] < stop]
         if not live:
             break
-        res = cram(model, bos_id, tg[live, :n], m, cfg,
-                   seeds=[int(seeds[i]) * 1000 + k for i in live], verbose=verbose)
+        res = rounds(tg[live, :n], [int(seeds[i]) * 1000 + k for i in live])
         for i, r in zip(live, res):
             misses[i] = 0 if r["status"] == "solved" else misses[i] + 1
             steps[i] += r["steps"]
