@@ -116,7 +116,9 @@ def test_cli_lists_records_and_sweep_headers(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOWMANY_DATA", str(data))
     results.atomic_write_json(data / "c" / "sweep.json", {"config": {}, "provenance": {"device": "cpu"}})
     results.atomic_write_json(data / "c" / "r-1.json", {"config": {}, "result": 1,
-                                                        "provenance": {"dtype": "float32"}})
+                                                        "provenance": {"dtype": "float32",
+                                                                       "wall_time_s": 1234.4}})
     assert cli.main(["results"]) == 0
     out = capsys.readouterr().out
     assert "c/sweep.json" in out and "device=cpu" in out and "dtype=float32" in out
+    assert "wall=1,234s" in out and "wall=not recorded" in out and "Nones" not in out

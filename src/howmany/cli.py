@@ -48,9 +48,11 @@ def _results(args) -> int:
         except ResultError as err:
             print(f"{path.relative_to(data_dir())}  UNREADABLE ({err})")
             continue
+        wall = prov.get("wall_time_s")
+        wall = "not recorded" if wall is None else f"{float(wall):,.0f}s"
         print(f"{path.relative_to(data_dir())}  commit={str(prov.get('git_commit'))[:8]} "
               f"device={prov.get('device')} dtype={prov.get('dtype')} "
-              f"wall={prov.get('wall_time_s')}s  {prov.get('utc_time')}")
+              f"wall={wall}  {prov.get('utc_time')}")
     return 0
 
 
