@@ -137,3 +137,18 @@ def test_captioned_figures_get_their_caption_as_alt_text_unless_they_set_one():
         "Median n 50 against varepsilon to the 2, one curve")
     assert nb.cells[1].metadata["mystnb"]["image"]["alt"] == "kept"
     assert "mystnb" not in nb.cells[2].metadata
+
+
+def test_a_failed_strict_build_shows_its_warnings_even_far_above_the_tail(tmp_path, monkeypatch,
+                                                                          capsys):
+    class Failed:
+        returncode = 1
+        stdout = "book/x.ipynb:12: WARNING: glue key 'k' duplicate\n" + "writing output...\n" * 2000
+
+    monkeypatch.setattr(bookbuild, "run_chapters", lambda *a, **k: {})
+    monkeypatch.setattr(bookbuild, "ensure_mathjax", lambda root: None)
+    monkeypatch.setattr(bookbuild, "stage", lambda *a, **k: None)
+    monkeypatch.setattr(bookbuild.subprocess, "run", lambda *a, **k: Failed())
+    with pytest.raises(RuntimeError, match="jupyter-book build failed"):
+        bookbuild.build(tmp_path, "smoke", tmp_path / "_build", log=lambda *a, **k: None)
+    assert "WARNING: glue key 'k' duplicate" in capsys.readouterr().out

@@ -240,6 +240,8 @@ def build(root: Path, profile: str = "default", build_dir: Path | None = None, *
     jb_secs = time.perf_counter() - t_jb
     if res.returncode != 0:
         sys.stdout.write(res.stdout[-6000:])
+        problems = [ln for ln in res.stdout.splitlines() if "WARNING" in ln or "ERROR" in ln]
+        sys.stdout.write("".join(f"\n{ln}" for ln in problems) + "\n")  # maybe far above the tail
         raise RuntimeError("jupyter-book build failed (warnings count as errors under -W); "
                            "see the log above")
     html = build_dir.parent / "_build" / "html"
