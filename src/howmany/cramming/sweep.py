@@ -211,9 +211,8 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     Seeds depend only on the sweep seed, m and the string, so any worker gets the same rows.
     ``partial`` is a snapshot file: the unit resumes from it when it holds this very unit, and
     it is rewritten once a minute while the unit runs (and, for cold-start searches, after
-    every round). ``base`` maps
-    strings to stored rows of the recipe this one continues (``base_rows``): those strings go
-    on from that run's first stall instead of repeating it. The wall time returned includes
+    every round). ``base`` maps strings to stored rows of the recipe this one continues
+    (``base_rows``): those strings go on from that run's first stall instead of repeating it. The wall time returned includes
     that of the killed processes a resumed unit went on from (kept in its snapshot); a unit
     resumed from a snapshot that did not keep it marks its rows ``wall_is_partial``.
 
