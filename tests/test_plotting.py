@@ -17,7 +17,23 @@ def test_budget_curves_keep_a_recipes_colour_and_marker_across_panels():
     plotting.plot_budget_curves(b, {"progressive": curve, "book": curve}, order=order)
     style = lambda ax: {ln.get_label(): (ln.get_color(), ln.get_marker()) for ln in ax.lines}  # noqa: E731
     assert style(b) == {k: style(a)[k] for k in ("progressive", "book")}
+    c = plt.figure().add_subplot()
+    plotting.plot_budget_curves(c, {"book": curve, "paper": curve}, order=order)
+    assert [ln.get_label() for ln in c.lines] == ["paper", "book"]  # the order, not the dict's
     assert len(set(style(a).values())) == 4  # four recipes, four looks
+    plt.close(fig)
+
+
+def test_budget_curves_draw_the_baseline_in_grey_and_no_other_curve_in_it():
+    fig, ax = plt.subplots()
+    names = ["paper", "kuratov", "progressive", "book", "budget-limited"]
+    plotting.plot_budget_curves(ax, {n: ([1, 2], [0, 1]) for n in names}, order=names,
+                                baseline="budget-limited")
+    colour = {ln.get_label(): matplotlib.colors.to_hex(ln.get_color()) for ln in ax.lines}
+    grey = matplotlib.colors.to_hex(plotting.style.BASELINE_COLOR)
+    assert colour["budget-limited"] == grey
+    assert grey not in {c for n, c in colour.items() if n != "budget-limited"}
+    assert len(set(colour.values())) == len(names)
     plt.close(fig)
 
 

@@ -36,7 +36,7 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
-def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None):
+def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, baseline=None):
     """Median threshold against optimisation steps per string, one curve per recipe (log x).
 
     Args:
@@ -45,16 +45,19 @@ def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None):
         title: legend title (the panel's model and m).
         order: every recipe name any panel shows; a recipe keeps its colour and marker at its
             place in it, so panels with different recipes still match (default: ``curves``).
+        baseline: a recipe drawn in grey, as the reference the others are read against.
 
     Explained in: book/cramming.md
     """
-    from .style import BOUND_STYLE, MARKERS, distinct_color
+    from .style import BASELINE_COLOR, BOUND_STYLE, MARKERS, distinct_color
 
     order = list(order or curves)
-    for name, (budgets, med) in curves.items():
-        k = order.index(name) if name in order else len(order) + list(curves).index(name)
+    place = {n: order.index(n) if n in order else len(order) + i for i, n in enumerate(curves)}
+    for name in sorted(curves, key=place.get):  # legends list recipes in one order
+        budgets, med, k = *curves[name], place[name]
         ax.plot(budgets, med, marker=MARKERS[k % len(MARKERS)], markersize=4, markevery=4,
-                color=distinct_color(k), drawstyle="steps-post", label=name)
+                color=BASELINE_COLOR if name == baseline else distinct_color(k),
+                drawstyle="steps-post", label=name)
     if bound is not None:
         ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
     ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",

@@ -16,6 +16,7 @@ import matplotlib
 from ..paths import repo_root
 
 BOUND_STYLE = dict(color="0.2", linestyle="--", linewidth=1.5)  # bounds: dashed dark grey
+BASELINE_COLOR = "0.55"  # a reference curve the others are read against: mid grey, solid
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # measurements: markers tell curves apart
 # the colorblind palette without its vermillion (index 3), which is hard to tell from its orange,
 # for figures with more curves than hues that stay apart (one colour per curve, by its place)
