@@ -43,3 +43,15 @@ def test_cached_check_is_heavy_outside_smoke(tmp_path, monkeypatch):
         range_check.cached_check(run, "default")
     rec = range_check.cached_check(run, "smoke")
     assert [r["strings"] for r in rec.result["rows"]] == [50, 50, 50]
+
+
+def test_merged_reads_the_training_range_from_the_check_and_the_rest_from_the_evaluation():
+    evaluation = [{"n": n, "exact": e} for n, e in [(4, 0.98), (2, 1.0), (6, 0.5), (3, 0.97)]]
+    check = [{"n": n, "exact": e} for n, e in [(2, 0.999), (3, 0.995), (4, 0.993)]]
+    rows = range_check.merged(evaluation, check)
+    assert [(r["n"], r["exact"]) for r in rows] == [(2, 0.999), (3, 0.995), (4, 0.993), (6, 0.5)]
+    # 98 of 100 below 0.99 at n = 3 and 4 in the evaluation; the larger check puts it above
+    summary = copying.summary({"rows": rows, "arch": "x", "fit": {"n50": 5.0, "width": 1.0,
+                                                                  "r2": 1.0}}, train_max=4)
+    assert summary["last n ≥ 99 %"] == 4
+    assert range_check.merged(evaluation, []) == sorted(evaluation, key=lambda r: r["n"])

@@ -74,6 +74,6 @@ def test_n50_fit_is_drawn_only_over_the_measured_m_and_named():
             for m in (2, 3, 4)]
     fig, ax = plt.subplots()
     plotting.plot_n50_vs_m(ax, rows, {"slope": 10.0, "intercept": 0.0, "r2": 1.0}, label="M")
-    line = next(ln for ln in ax.lines if ln.get_label().startswith("M: OLS"))
+    line = next(ln for ln in ax.lines if ln.get_label().startswith("M: least-squares line, slope 10.0"))
     assert 1.5 < min(line.get_xdata()) and max(line.get_xdata()) < 4.5
     plt.close(fig)

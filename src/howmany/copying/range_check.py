@@ -92,6 +92,19 @@ def at_least(rows: list, target: float = 0.99) -> bool:
     return bool(rows) and min(r["exact"] for r in rows) >= target
 
 
+def merged(rows: list, check_rows: list) -> list:
+    """Evaluation rows with every length the larger check measured taken from the check.
+
+    Where a length was measured twice, the check (more strings) wins; rows come back sorted by
+    length, so ``summary`` reads the training range from the check and the rest from ``rows``.
+
+    Explained in: book/copying.md
+    """
+    by_n = {r["n"]: r for r in rows}
+    by_n.update({r["n"]: r for r in check_rows})
+    return [by_n[n] for n in sorted(by_n)]
+
+
 def stored_checks(runs: list, profile: str) -> dict:
     """``{label: check result}`` for the runs (``load_suite`` entries) whose check is stored
     (or computed: ``smoke``, and ``full`` where the checkpoint is on this machine); runs without

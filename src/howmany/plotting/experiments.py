@@ -90,7 +90,7 @@ def plot_n50_vs_m(ax, n50_rows: list, fit: dict | None = None, *, label="measure
     if fit:
         xs = np.linspace(m.min() - 0.25, m.max() + 0.25, 20)
         ax.plot(xs, fit["slope"] * xs + fit["intercept"], color=bars[0].get_color(), linewidth=1,
-                label=f"{label}: OLS slope {fit['slope']:.2f}"
+                label=f"{label}: least-squares line, slope {fit['slope']:.1f}"
                 + (f", R² = {fit['r2']:.3f}" if len(m) >= 3 else " (two points, no R²)"))
     if bound_slope is not None:
         xs = np.linspace(0, m.max() + 0.5, 20)
