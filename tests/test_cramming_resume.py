@@ -167,6 +167,51 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     assert "wall_is_partial" not in unit["result"]
 
 
+def test_a_grid_unit_whose_snapshot_is_lost_goes_on_from_its_rounds_in_the_folder(
+        lm, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
+    monkeypatch.setattr(cramming.sweep, "sweep_targets",
+                        lambda cfg, lm_: np.random.default_rng(4).integers(2, 64, size=(2, 12)))
+    cfg = cramming.sweep.SweepConfig.for_recipe(
+        "tiny", recipes.get("paper@x0.02"), kind="random-tokens", ms=(1,), n_strings=2,
+        n_max_base=0, n_max_per_m=12, batch_size=2)
+    whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
+    cramming.sweep.run_sweep(lm, cfg, whole)
+    folder = cramming.sweep.sweep_dir(cfg, tmp_path / "moved")
+    real = resume.save_rounds
+
+    def killing(path, journal, meta, **kw):
+        real(path, journal, meta, **kw)
+        raise KeyboardInterrupt  # the machine goes away after the first finished round
+
+    monkeypatch.setattr(resume, "save_rounds", killing)
+    with pytest.raises(KeyboardInterrupt):
+        cramming.sweep.run_sweep(lm, cfg, folder)
+    monkeypatch.setattr(resume, "save_rounds", real)
+    kept = list((folder / cramming.sweep.ROUNDS_DIR).glob("*.json"))
+    assert len(kept) == 1
+    rec = json.loads(kept[0].read_text())
+    assert len(rec["rounds"]) == 1 and rec["provenance"]["wall_time_s"] > 0
+    for snap in (tmp_path / "partial").rglob("*.pt"):
+        snap.unlink()  # a fresh machine: only the repository came along
+    rec["meta"]["seeds"] = [0, 0]  # a record of another run is not resumed from
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(rec))
+    assert resume.load_rounds(other, json.loads(kept[0].read_text())["meta"]) == (None, 0.0)
+    calls = []
+    search = cramming.THRESHOLD_METHODS["grid"]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grid",
+                        lambda *a, **k: calls.append(k["resume"]) or search(*a, **k))
+    cramming.sweep.run_sweep(lm, cfg, folder)
+    assert len(calls[0]["rounds"]) == 1 and calls[0]["inflight"] is None
+    assert not (folder / cramming.sweep.ROUNDS_DIR).exists()  # gone once the unit is written
+    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"]["grid"][1] for f in (whole, folder))):
+        _same(a, b)
+        assert a.get("solved") == b.get("solved")
+    unit = json.loads(next(folder.glob("m1-*.json")).read_text())
+    assert unit["provenance"]["wall_time_s"] >= rec["wall_s"]  # the lost process's time counts
+
+
 def test_a_snapshot_without_its_time_marks_the_wall_time_partial(tmp_path):
     old = tmp_path / "old.pt"
     torch.save({"meta": {}, "states": []}, old)  # as snapshots were written before

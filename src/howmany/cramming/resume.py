@@ -7,7 +7,9 @@ Two ways a threshold search avoids repeating optimisation work:
   sweep writes it outside the repository (``partial_dir``) and a killed worker's successor
   resumes from it. A resumed row takes exactly the steps the uninterrupted run would have taken.
   The cold-start searches (grid, bisection) snapshot a journal instead: the outcomes of their
-  finished rounds, and the states of the round in flight.
+  finished rounds, and the states of the round in flight. The finished rounds are also kept as
+  a small JSON record inside the sweep's folder (``save_rounds``), so a search that outlives
+  the machine its snapshot was on loses at most its round in flight.
 * **Continuations.** A recipe that is another recipe plus cold restarts (the book's recipe is
   Progressive Cramming's with one restart where growth stalls) follows that recipe's trajectory
   step for step until the first stall. A stored row of the base recipe therefore *is* the
@@ -19,6 +21,7 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -76,6 +79,35 @@ def load(path: Path, meta: dict) -> list[dict] | None:
     except Exception:  # noqa: BLE001 - a torn or foreign file: start afresh
         return None
     return snap["states"] if snap.get("meta") == meta else None
+
+
+def save_rounds(path: Path, journal: dict, meta: dict, *, wall_s: float, provenance: dict) -> None:
+    """Keep the finished rounds of a cold-start search's ``journal`` as JSON at ``path`` (no
+    tensors: each round is a status and a step count per string), with the wall time spent up
+    to the last of them and the provenance of the process that ran them.
+
+    Explained in: book/cramming.md
+    """
+    from .. import results
+
+    rec = {"meta": meta, "rounds": journal["rounds"], "wall_s": float(wall_s),
+           "provenance": {**provenance, "wall_time_s": float(wall_s)}}
+    results.atomic_write_json(Path(path), rec)
+
+
+def load_rounds(path: Path, meta: dict) -> tuple[dict | None, float]:
+    """``(journal, wall seconds)`` from a record ``save_rounds`` wrote for a run with exactly
+    ``meta``: the finished rounds, and no round in flight. ``(None, 0.0)`` when there is none.
+
+    Explained in: book/cramming.md
+    """
+    try:
+        rec = json.loads(Path(path).read_text())
+    except (OSError, ValueError):  # no record, or a torn one: start afresh
+        return None, 0.0
+    if rec.get("meta") != json.loads(json.dumps(meta)):
+        return None, 0.0
+    return {"rounds": rec["rounds"], "inflight": None}, float(rec.get("wall_s", 0.0))
 
 
 def continues(recipe, base) -> bool:
