@@ -167,49 +167,73 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     assert "wall_is_partial" not in unit["result"]
 
 
-def test_a_grid_unit_whose_snapshot_is_lost_goes_on_from_its_rounds_in_the_folder(
-        lm, tmp_path, monkeypatch):
+@pytest.mark.parametrize("recipe", ["paper@x0.02", "book@x0.025"])  # a journal; warm states
+def test_a_unit_whose_snapshot_is_lost_goes_on_from_its_copy_in_the_folder(lm, tmp_path,
+                                                                          monkeypatch, recipe):
     monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
+    monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
     monkeypatch.setattr(cramming.sweep, "sweep_targets",
                         lambda cfg, lm_: np.random.default_rng(4).integers(2, 64, size=(2, 12)))
     cfg = cramming.sweep.SweepConfig.for_recipe(
-        "tiny", recipes.get("paper@x0.02"), kind="random-tokens", ms=(1,), n_strings=2,
+        "tiny", recipes.get(recipe), kind="random-tokens", ms=(1,), n_strings=2,
         n_max_base=0, n_max_per_m=12, batch_size=2)
+    meth = recipes.get(recipe).method
     whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
     cramming.sweep.run_sweep(lm, cfg, whole)
     folder = cramming.sweep.sweep_dir(cfg, tmp_path / "moved")
-    real = resume.save_rounds
+    real, kept_walls = resume.keep, []
 
-    def killing(path, journal, meta, **kw):
-        real(path, journal, meta, **kw)
-        raise KeyboardInterrupt  # the machine goes away after the first finished round
+    def killing(path, snap, meta, **kw):
+        real(path, snap, meta, **kw)
+        kept_walls.append(kw["wall_s"])
+        if len(kept_walls) == 40:
+            raise KeyboardInterrupt  # the machine goes away after 40 steps
 
-    monkeypatch.setattr(resume, "save_rounds", killing)
+    monkeypatch.setattr(resume, "keep", killing)
     with pytest.raises(KeyboardInterrupt):
         cramming.sweep.run_sweep(lm, cfg, folder)
-    monkeypatch.setattr(resume, "save_rounds", real)
-    kept = list((folder / cramming.sweep.ROUNDS_DIR).glob("*.json"))
-    assert len(kept) == 1
+    monkeypatch.setattr(resume, "keep", real)
+    kept = list((folder / cramming.sweep.INFLIGHT_DIR).glob("*.json"))
+    assert len(kept) == 1 and not any(folder.glob("m1-*.json"))
     rec = json.loads(kept[0].read_text())
-    assert len(rec["rounds"]) == 1 and rec["provenance"]["wall_time_s"] > 0
+    assert rec["provenance"]["wall_time_s"] == pytest.approx(kept_walls[-1])
     for snap in (tmp_path / "partial").rglob("*.pt"):
         snap.unlink()  # a fresh machine: only the repository came along
     rec["meta"]["seeds"] = [0, 0]  # a record of another run is not resumed from
     other = tmp_path / "other.json"
     other.write_text(json.dumps(rec))
-    assert resume.load_rounds(other, json.loads(kept[0].read_text())["meta"]) == (None, 0.0)
+    assert resume.load_kept(other, json.loads(kept[0].read_text())["meta"]) == (None, 0.0)
     calls = []
-    search = cramming.THRESHOLD_METHODS["grid"]
-    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grid",
+    search = cramming.THRESHOLD_METHODS[meth]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, meth,
                         lambda *a, **k: calls.append(k["resume"]) or search(*a, **k))
     cramming.sweep.run_sweep(lm, cfg, folder)
-    assert len(calls[0]["rounds"]) == 1 and calls[0]["inflight"] is None
-    assert not (folder / cramming.sweep.ROUNDS_DIR).exists()  # gone once the unit is written
-    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"]["grid"][1] for f in (whole, folder))):
+    if meth == "grow":
+        assert calls[0][0]["out"]["steps"] == 40 and isinstance(calls[0][0]["p"], torch.Tensor)
+    else:
+        assert calls[0]["rounds"] or calls[0]["inflight"]
+    assert not (folder / cramming.sweep.INFLIGHT_DIR).exists()  # gone once the unit is written
+    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
         _same(a, b)
         assert a.get("solved") == b.get("solved")
     unit = json.loads(next(folder.glob("m1-*.json")).read_text())
-    assert unit["provenance"]["wall_time_s"] >= rec["wall_s"]  # the lost process's time counts
+    assert unit["provenance"]["wall_time_s"] >= kept_walls[-1]  # the lost process's time counts
+
+
+def test_a_kept_snapshot_is_exact_and_a_large_one_keeps_only_finished_rounds(tmp_path,
+                                                                           monkeypatch):
+    t = torch.randn(2, 8) * 1e-30
+    snap = {"rounds": [[{"status": "failed", "steps": 3}]],
+            "inflight": [{"p": t, "out": {"prompt": None, "loss": None}, "best": float("inf")}]}
+    assert resume.keep(tmp_path / "k.json", snap, {"a": 1}, wall_s=2.0, provenance={})
+    back, wall = resume.load_kept(tmp_path / "k.json", {"a": 1})
+    assert wall == 2.0 and torch.equal(back["inflight"][0]["p"], t)
+    assert back["inflight"][0]["best"] == float("inf") and back["rounds"] == snap["rounds"]
+    monkeypatch.setattr(resume, "KEEP_MAX", 10)
+    assert resume.keep(tmp_path / "k.json", snap, {"a": 1}, wall_s=3.0, provenance={})
+    assert resume.load_kept(tmp_path / "k.json", {"a": 1})[0] == {"rounds": snap["rounds"],
+                                                                 "inflight": None}
+    assert not resume.keep(tmp_path / "w.json", snap["inflight"], {}, wall_s=1.0, provenance={})
 
 
 def test_a_snapshot_without_its_time_marks_the_wall_time_partial(tmp_path):

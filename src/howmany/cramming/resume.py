@@ -7,9 +7,10 @@ Two ways a threshold search avoids repeating optimisation work:
   sweep writes it outside the repository (``partial_dir``) and a killed worker's successor
   resumes from it. A resumed row takes exactly the steps the uninterrupted run would have taken.
   The cold-start searches (grid, bisection) snapshot a journal instead: the outcomes of their
-  finished rounds, and the states of the round in flight. The finished rounds are also kept as
-  a small JSON record inside the sweep's folder (``save_rounds``), so a search that outlives
-  the machine its snapshot was on loses at most its round in flight.
+  finished rounds, and the states of the round in flight.
+* **Kept snapshots.** A snapshot lives on one machine; the same snapshot is also kept as a small
+  JSON record inside the sweep's folder (``keep``), committed with the sweep, so a run that
+  outlives its machine goes on elsewhere from its last minute.
 * **Continuations.** A recipe that is another recipe plus cold restarts (the book's recipe is
   Progressive Cramming's with one restart where growth stalls) follows that recipe's trajectory
   step for step until the first stall. A stored row of the base recipe therefore *is* the
@@ -21,7 +22,9 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
+import base64
 import json
+import math
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -81,23 +84,71 @@ def load(path: Path, meta: dict) -> list[dict] | None:
     return snap["states"] if snap.get("meta") == meta else None
 
 
-def save_rounds(path: Path, journal: dict, meta: dict, *, wall_s: float, provenance: dict) -> None:
-    """Keep the finished rounds of a cold-start search's ``journal`` as JSON at ``path`` (no
-    tensors: each round is a status and a step count per string), with the wall time spent up
-    to the last of them and the provenance of the process that ran them.
+KEEP_MAX = 50_000  # numbers in the tensors of a kept snapshot; beyond, only finished rounds
+
+
+def _plain(x):
+    """``x`` with tensors as base64 float32 bytes and non-finite floats as strings (exact)."""
+    if isinstance(x, torch.Tensor):
+        t = x.detach().to("cpu", torch.float32).contiguous()
+        return {"float32": base64.b64encode(t.numpy().tobytes()).decode(), "shape": list(t.shape)}
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (float, np.floating)) and not math.isfinite(x):
+        return {"float": repr(float(x))}
+    return x
+
+
+def _restored(x):
+    """The inverse of ``_plain``."""
+    if isinstance(x, dict):
+        if set(x) == {"float32", "shape"}:
+            a = np.frombuffer(base64.b64decode(x["float32"]), np.float32).reshape(x["shape"])
+            return torch.from_numpy(a.copy())
+        if set(x) == {"float"}:
+            return float(x["float"])
+        return {k: _restored(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_restored(v) for v in x]
+    return x
+
+
+def _numbers(x) -> int:
+    if isinstance(x, torch.Tensor):
+        return x.numel()
+    if isinstance(x, dict):
+        return sum(_numbers(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(_numbers(v) for v in x)
+    return 0
+
+
+def keep(path: Path, snap, meta: dict, *, wall_s: float, provenance: dict) -> bool:
+    """Keep a snapshot ``snap`` (what ``cram`` or a cold-start search handed over) as a JSON
+    record at ``path``, inside the sweep's folder so that it travels with the repository: the
+    tensors exactly (float32 bytes, base64), the wall time spent, the provenance of the process.
+    A snapshot with more than ``KEEP_MAX`` numbers keeps only a journal's finished rounds (a
+    warm run's state is then not kept). Returns whether a record was written.
 
     Explained in: book/cramming.md
     """
+    if _numbers(snap) > KEEP_MAX:
+        if not isinstance(snap, dict):
+            return False
+        snap = {"rounds": snap["rounds"], "inflight": None}
     from .. import results
 
-    rec = {"meta": meta, "rounds": journal["rounds"], "wall_s": float(wall_s),
+    rec = {"meta": meta, "snapshot": _plain(snap), "wall_s": float(wall_s),
            "provenance": {**provenance, "wall_time_s": float(wall_s)}}
     results.atomic_write_json(Path(path), rec)
+    return True
 
 
-def load_rounds(path: Path, meta: dict) -> tuple[dict | None, float]:
-    """``(journal, wall seconds)`` from a record ``save_rounds`` wrote for a run with exactly
-    ``meta``: the finished rounds, and no round in flight. ``(None, 0.0)`` when there is none.
+def load_kept(path: Path, meta: dict):
+    """``(snapshot, wall seconds)`` from a record ``keep`` wrote for a run with exactly
+    ``meta``, tensors restored; ``(None, 0.0)`` when there is none.
 
     Explained in: book/cramming.md
     """
@@ -105,9 +156,9 @@ def load_rounds(path: Path, meta: dict) -> tuple[dict | None, float]:
         rec = json.loads(Path(path).read_text())
     except (OSError, ValueError):  # no record, or a torn one: start afresh
         return None, 0.0
-    if rec.get("meta") != json.loads(json.dumps(meta)):
+    if rec.get("meta") != json.loads(json.dumps(meta)) or "snapshot" not in rec:
         return None, 0.0
-    return {"rounds": rec["rounds"], "inflight": None}, float(rec.get("wall_s", 0.0))
+    return _restored(rec["snapshot"]), float(rec.get("wall_s", 0.0))
 
 
 def continues(recipe, base) -> bool:

@@ -29,7 +29,7 @@ from .thresholds import THRESHOLD_METHODS
 
 
 SNAPSHOT_S = 60.0  # seconds between snapshots of a running unit
-ROUNDS_DIR = "rounds"  # finished cold-start rounds of units in flight, kept inside the sweep folder
+INFLIGHT_DIR = "inflight"  # kept snapshots of units in flight, inside the sweep folder
 
 
 @dataclass(frozen=True)
@@ -161,9 +161,9 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
                 idx = [i for i in idx if i in base]
             if idx:
                 partial = resume.partial_dir() / folder.name / f"{key}.pt"
-                kept = folder / ROUNDS_DIR / f"{key}.json"
+                kept = folder / INFLIGHT_DIR / f"{key}.json"
                 rows, wall = compute_unit(lm, cfg, (meth, m, idx), tg, verbose=verbose,
-                                          partial=partial, base=base, rounds=kept)
+                                          partial=partial, base=base, kept=kept)
                 write_unit(folder, cfg, (meth, m, idx), rows, device=lm.device, wall_s=wall)
                 partial.unlink(missing_ok=True)
                 kept.unlink(missing_ok=True)
@@ -174,7 +174,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     except BaseException:
         claimer.close()
         if fresh and not any(folder.glob("m*-*-s*.json")) and not any(folder.glob(".claims/*")) \
-                and not any(folder.glob(f"{ROUNDS_DIR}/*.json")):
+                and not any(folder.glob(f"{INFLIGHT_DIR}/*.json")):
             shutil.rmtree(folder, ignore_errors=True)  # no header-only folder; nobody else works here
         raise
     finally:
@@ -212,7 +212,7 @@ def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int 
 
 def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = False,
                  partial: Path | None = None, base: dict | None = None,
-                 rounds: Path | None = None):
+                 kept: Path | None = None):
     """Cram one unit ``(method, m, strings)`` on a loaded LM; returns (result rows, wall s).
 
     Seeds depend only on the sweep seed, m and the string, so any worker gets the same rows.
@@ -220,8 +220,8 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     it is rewritten once a minute while the unit runs (and, for cold-start searches, after
     every round). ``base`` maps strings to stored rows of the recipe this one continues
     (``base_rows``): those strings go on from that run's first stall instead of repeating it.
-    ``rounds`` (cold-start searches) is a JSON record of the finished rounds, rewritten after
-    each one, that the unit resumes from when its snapshot is gone. The wall time returned includes
+    ``kept`` is a copy of the snapshot inside the sweep's folder (``resume.keep``) that the unit
+    resumes from when ``partial`` is gone (another machine). The wall time returned includes
     that of the killed processes a resumed unit went on from (kept in its snapshot); a unit
     resumed from a snapshot that did not keep it marks its rows ``wall_is_partial``.
 
@@ -239,25 +239,22 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
     if states is not None:  # resumed: count the time the killed processes spent, if known
         before = resume.spent(partial)
         prior, wall_known = (before or 0.0), before is not None
-    elif rounds is not None and meth != "grow":  # the snapshot is lost: the finished rounds
-        states, prior = resume.load_rounds(rounds, meta)
-    n_kept = len(states["rounds"]) if states is not None and meth != "grow" else 0
-    prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
-
-    def snap(st):
-        nonlocal n_kept
-        wall = prior + time.perf_counter() - t0
-        if partial is not None:
-            resume.save(partial, st, meta, wall_s=wall)
-        if rounds is not None and meth != "grow" and len(st["rounds"]) > n_kept:
-            resume.save_rounds(rounds, st, meta, wall_s=wall, provenance=prov)
-            n_kept = len(st["rounds"])
-
+    elif kept is not None:  # the snapshot is gone (another machine): its kept copy
+        states, prior = resume.load_kept(kept, meta)
     if states is None and base and meth == "grow":
         states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
                   if i in base else None for i, sd in zip(idx, seeds)]
+    prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
+
+    def snap(st):
+        wall = prior + time.perf_counter() - t0
+        if partial is not None:
+            resume.save(partial, st, meta, wall_s=wall)
+        if kept is not None:
+            resume.keep(kept, st, meta, wall_s=wall, provenance=prov)
+
     kw.update(resume=states, snapshot_s=SNAPSHOT_S,
-              snapshot=None if partial is None and rounds is None else snap)
+              snapshot=None if partial is None and kept is None else snap)
     out = THRESHOLD_METHODS[meth](lm.model, lm.bos_id, tg[idx, : cfg.n_max(m)], m, cfg.cram,
                                   seeds=seeds, verbose=verbose, **kw)
     rows = [{**r, "target": tg[i, : cfg.n_max(m)].tolist()} for i, r in zip(idx, out)]
