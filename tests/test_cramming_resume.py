@@ -121,8 +121,9 @@ def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path,
         _same(a, b)
 
 
-@pytest.mark.parametrize("recipe", ["book@x0.025", "paper@x0.02"])  # grow; a cold-start grid
-def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkeypatch, recipe):
+def _uninterrupted(lm, tmp_path, monkeypatch, recipe):
+    """A two-string tiny sweep of ``recipe`` that snapshots every step, run once whole:
+    (config, threshold method, its folder)."""
     monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
     monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
     monkeypatch.setattr(cramming.sweep, "sweep_targets",
@@ -133,6 +134,12 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     meth = recipes.get(recipe).method
     whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
     cramming.sweep.run_sweep(lm, cfg, whole)
+    return cfg, meth, whole
+
+
+@pytest.mark.parametrize("recipe", ["book@x0.025", "paper@x0.02"])  # grow; a cold-start grid
+def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkeypatch, recipe):
+    cfg, meth, whole = _uninterrupted(lm, tmp_path, monkeypatch, recipe)
     folder = cramming.sweep.sweep_dir(cfg, tmp_path / "killed")
     real, saves = resume.save, []
 
@@ -170,16 +177,7 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
 @pytest.mark.parametrize("recipe", ["paper@x0.02", "book@x0.025"])  # a journal; warm states
 def test_a_unit_whose_snapshot_is_lost_goes_on_from_its_copy_in_the_folder(lm, tmp_path,
                                                                           monkeypatch, recipe):
-    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
-    monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
-    monkeypatch.setattr(cramming.sweep, "sweep_targets",
-                        lambda cfg, lm_: np.random.default_rng(4).integers(2, 64, size=(2, 12)))
-    cfg = cramming.sweep.SweepConfig.for_recipe(
-        "tiny", recipes.get(recipe), kind="random-tokens", ms=(1,), n_strings=2,
-        n_max_base=0, n_max_per_m=12, batch_size=2)
-    meth = recipes.get(recipe).method
-    whole = cramming.sweep.sweep_dir(cfg, tmp_path / "whole")
-    cramming.sweep.run_sweep(lm, cfg, whole)
+    cfg, meth, whole = _uninterrupted(lm, tmp_path, monkeypatch, recipe)
     folder = cramming.sweep.sweep_dir(cfg, tmp_path / "moved")
     real, kept_walls = resume.keep, []
 
