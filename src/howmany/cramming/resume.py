@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import results
 from .engine import CramConfig, restart_state
 
 
@@ -138,8 +139,6 @@ def keep(path: Path, snap, meta: dict, *, wall_s: float, provenance: dict) -> bo
         if not isinstance(snap, dict):
             return False
         snap = {"rounds": snap["rounds"], "inflight": None}
-    from .. import results
-
     rec = {"meta": meta, "snapshot": _plain(snap), "wall_s": float(wall_s),
            "provenance": {**provenance, "wall_time_s": float(wall_s)}}
     results.atomic_write_json(Path(path), rec)
