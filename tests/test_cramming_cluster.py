@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from howmany import cli, cramming, models
-from howmany.cramming import cluster, sweep
+from howmany.cramming import cluster, commands, store, sweep
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason=cluster.MISSING_RAY)
 MODELS = ("tiny-llama-d32-v64-l2", "tiny-llama-d32-v64-l2-s1")
@@ -93,7 +93,7 @@ def test_ray_matches_inprocess_and_retries_a_killed_actor(ray_address, reference
         assert _results(folder) == reference[cfg.model]
         prov = json.loads(next(folder.glob("m1-*.json")).read_text())["provenance"]
         assert prov["backend"] == "ray" and prov["device"] == "cpu"
-        assert sweep.SweepConfig.from_dict(sweep.load_sweep(folder)["config"]) == cfg
+        assert sweep.SweepConfig.from_dict(store.load_sweep(folder)["config"]) == cfg
 
 
 @needs_ray
@@ -127,7 +127,7 @@ def test_driver_killed_with_sigkill_resumes_to_identical_files(ray_address, refe
 
 def test_paper_command_asks_for_the_paper_sweeps_and_their_cost_adds_up():
     args = cli.build_parser().parse_args(cluster.paper_command().split()[3:])
-    assert sweep.configs_from_args(args) == cluster.paper_sweeps()
+    assert commands.configs_from_args(args) == cluster.paper_sweeps()
     assert args.backend == "ray" and args.address == "auto"
     cfg = sweep.SweepConfig(model="x", ms=(1,), n_strings=2, n_max_base=4, n_max_per_m=6,
                             methods=("grid",), grid_step=5,
@@ -140,7 +140,7 @@ def test_remeasure_commands_ask_for_the_remeasure_sweeps():
     sweeps = cluster.remeasure_sweeps()
     for line, cfg in zip(cluster.remeasure_commands(), sweeps, strict=True):
         args = cli.build_parser().parse_args(line.split()[3:])
-        assert sweep.configs_from_args(args) == [cfg]
+        assert commands.configs_from_args(args) == [cfg]
     book = [c for c in sweeps if c.recipe == "book"]
     assert {(c.model, c.kind, c.ms) for c in book} == set(cluster.REMEASURE)
     paper = [c for c in sweeps if c.recipe == "paper"]

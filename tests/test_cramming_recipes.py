@@ -196,9 +196,9 @@ def test_a_folder_counts_for_a_recipe_only_while_the_preset_is_unchanged(tmp_pat
     book, paper = cramming.recipes.get("book"), cramming.recipes.get("paper")
     old = stored(replace(book, cram=replace(book.cram, lr=0.5)), 8, name="book")  # since changed
     part, full = stored(book, 2), stored(paper, 8)
-    assert cramming.budget.ran_recipe(cramming.sweep.load_sweep(full)["config"], "paper")
-    assert not cramming.budget.ran_recipe(cramming.sweep.load_sweep(old)["config"], "book")
-    assert not cramming.budget.ran_recipe(cramming.sweep.load_sweep(full)["config"], "book")
+    assert cramming.budget.ran_recipe(cramming.store.load_sweep(full)["config"], "paper")
+    assert not cramming.budget.ran_recipe(cramming.store.load_sweep(old)["config"], "book")
+    assert not cramming.budget.ran_recipe(cramming.store.load_sweep(full)["config"], "book")
     found = cramming.budget.recipe_sweeps("smollm2-135m", ["book", "paper"], root=tmp_path)
     assert {k: s["folder"] for k, s in found.items()} == {"book": str(part), "paper": str(full)}
     more = stored(book, 5, n_strings=16)  # the same preset in a folder with more strings done

@@ -103,7 +103,7 @@ def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path,
     cramming.sweep.run_sweep(lm, cfgs["book"], folders["book"])
     assert len(calls) == 2
     assert all(c is not None and c[0] is not None for c in calls)  # went on, not from scratch
-    units = cramming.sweep.load_sweep(folders["book"])["units"]["grow"][1]
+    units = cramming.store.load_sweep(folders["book"])["units"]["grow"][1]
     for u in units:
         src = u["continued_from"]
         base = json.loads((folders["progressive"] / src["file"]).read_text())
@@ -115,7 +115,7 @@ def test_a_sweep_continues_stored_base_units_and_snapshots_go_away(lm, tmp_path,
     # and the rows equal a book sweep run from scratch (no progressive folder beside it)
     alone = cramming.sweep.sweep_dir(cfgs["book"], tmp_path / "alone")
     cramming.sweep.run_sweep(lm, cfgs["book"], alone)
-    scratch = cramming.sweep.load_sweep(alone)["units"]["grow"][1]
+    scratch = cramming.store.load_sweep(alone)["units"]["grow"][1]
     for a, b in zip(sorted(units, key=lambda r: r["string"]),
                     sorted(scratch, key=lambda r: r["string"])):
         _same(a, b)
@@ -166,7 +166,7 @@ def test_a_killed_sweep_unit_resumes_from_its_snapshot_file(lm, tmp_path, monkey
     else:  # a journal: finished rounds and the states of the round in flight
         assert calls[0]["rounds"] or calls[0]["inflight"]
     assert not killed_at.exists()  # deleted once the unit is written
-    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
+    for a, b in zip(*(cramming.store.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
         _same(a, b)
         assert a.get("solved") == b.get("solved")
     unit = json.loads(next(folder.glob("m1-*.json")).read_text())
@@ -211,7 +211,7 @@ def test_a_unit_whose_snapshot_is_lost_goes_on_from_its_copy_in_the_folder(lm, t
     else:
         assert calls[0]["rounds"] or calls[0]["inflight"]
     assert not (folder / cramming.sweep.INFLIGHT_DIR).exists()  # gone once the unit is written
-    for a, b in zip(*(cramming.sweep.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
+    for a, b in zip(*(cramming.store.load_sweep(f)["units"][meth][1] for f in (whole, folder))):
         _same(a, b)
         assert a.get("solved") == b.get("solved")
     unit = json.loads(next(folder.glob("m1-*.json")).read_text())

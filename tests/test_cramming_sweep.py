@@ -42,8 +42,8 @@ def test_killed_sweep_resumes_without_recomputing(lm, tmp_path, monkeypatch):
     cramming.sweep.run_sweep(lm, CFG, folder)
     assert calls == [1, 1]  # only string 2, for m = 1 and m = 2
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
-    sweep = cramming.sweep.load_sweep(folder)
-    summary = cramming.sweep.summarise(sweep, n_boot=20)
+    sweep = cramming.store.load_sweep(folder)
+    summary = cramming.store.summarise(sweep, n_boot=20)
     for m in (1, 2):  # counts recomputed from the unit files, not from the summary itself
         rows = [json.loads(p.read_text())["result"] for p in sorted(folder.glob(f"m{m}-grow-*.json"))]
         assert summary["counts"][m] == {"done": 3, "nan": sum(r["status"] == "nan" for r in rows),
@@ -61,7 +61,7 @@ def test_part_of_a_sweep_runs_in_its_folder_with_another_batch(lm, tmp_path, mon
     cramming.sweep.run_sweep(lm, CFG, folder, only_ms=(2,), batch_size=3)
     assert calls == [(2, 3)]  # only m = 2, all three strings in one batch of 3
     assert sorted(p.name for p in folder.glob("m*.json")) == [f"m2-grow-s00{i}.json" for i in range(3)]
-    head = cramming.sweep.load_sweep(folder)
+    head = cramming.store.load_sweep(folder)
     assert cramming.sweep.SweepConfig.from_dict(head["config"]) == CFG  # the sweep is unchanged
     assert {json.loads(p.read_text())["config"]["batch"] for p in folder.glob("m2*.json")} == {3}
     calls.clear()
@@ -119,7 +119,7 @@ def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, m
             "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}}
     results.atomic_write_json(folder / "m1-grow-s000.json", unit)
     sweeps = cramming.store.book_sweeps("default")
-    summary = cramming.sweep.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
+    summary = cramming.store.summarise(sweeps["smollm2-135m"], method="grow", n_boot=10)
     assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None
 
 
@@ -156,7 +156,7 @@ def test_merge_joins_an_extension_and_refuses_other_strings_or_protocols():
     assert merged["config"]["ms"] == [1, 2, 3]
     assert [r["threshold"] for r in merged["units"]["grow"][1]] == [5, 4]  # base wins on overlap
     assert [r["threshold"] for r in merged["units"]["grow"][3]] == [12]
-    summary = cramming.sweep.summarise(merged, n_boot=10)
+    summary = cramming.store.summarise(merged, n_boot=10)
     assert {r["m"] for r in summary["n50"]} == {1, 2, 3}
     clash = _fake_sweep("d", [3], rows=[(3, 1, 2, [3, 5, 6])])  # string 1 starts 3, 4 in `base`
     with pytest.raises(ValueError, match="string 1 has different tokens"):

@@ -116,7 +116,7 @@ def test_hub_model_revision_reaches_the_sweep_provenance(tmp_path, monkeypatch):
     torch.set_num_threads(1)
     folder = cramming.sweep.run_sweep(lm, cfg, cramming.sweep.sweep_dir(cfg, tmp_path))
     assert folder.parent == tmp_path / "cramming"  # the "/" of the hub id is not a folder
-    head = cramming.sweep.load_sweep(folder)
+    head = cramming.store.load_sweep(folder)
     assert head["provenance"]["model_revision"] == "0123abcd" * 5
     assert head["provenance"]["models_loaded"]["org/some-model"] == "0123abcd" * 5
 

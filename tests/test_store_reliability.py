@@ -51,7 +51,7 @@ def _edit(path, fn):
 
 
 def test_sound_sweep_reads_back(sweep):
-    s = cramming.sweep.load_sweep(sweep)
+    s = cramming.store.load_sweep(sweep)
     assert {m: len(r) for m, r in s["units"]["grow"].items()} == {1: 2, 2: 2}
     assert "smollm2-135m" in cramming.store.book_sweeps("default")
 
@@ -66,17 +66,17 @@ def test_sweep_without_header_is_an_error_not_a_dropped_model(sweep):
 def test_unit_whose_config_disagrees_with_its_file_is_refused(sweep, field, value):
     _edit(sweep / "m1-grow-s000.json", lambda u: u["config"].__setitem__(field, value))
     with pytest.raises(results.ConfigMismatchError, match=f"m1-grow-s000.json records {field}="):
-        cramming.sweep.load_sweep(sweep)
+        cramming.store.load_sweep(sweep)
 
 
 def test_unit_outside_the_sweep_and_edited_header_are_refused(sweep):
     (sweep / "m1-grow-s000.json").rename(sweep / "m7-grow-s000.json")
     with pytest.raises(results.ConfigMismatchError, match="m=7.*not part of the sweep"):
-        cramming.sweep.load_sweep(sweep)
+        cramming.store.load_sweep(sweep)
     (sweep / "m7-grow-s000.json").rename(sweep / "m1-grow-s000.json")
     _edit(sweep / "sweep.json", lambda h: h["config"].__setitem__("n_strings", 1))
     with pytest.raises(results.ConfigMismatchError, match="another configuration than its folder"):
-        cramming.sweep.load_sweep(sweep)
+        cramming.store.load_sweep(sweep)
 
 
 @pytest.mark.parametrize("damage,message", [
@@ -89,7 +89,7 @@ def test_unit_outside_the_sweep_and_edited_header_are_refused(sweep):
 def test_each_corrupt_unit_names_its_file_and_the_command(sweep, damage, message):
     damage(sweep / "m2-grow-s001.json")
     with pytest.raises(results.CorruptResultError) as err:
-        cramming.sweep.load_sweep(sweep)
+        cramming.store.load_sweep(sweep)
     assert "m2-grow-s001.json" in str(err.value) and message in str(err.value)
     assert "python -m howmany cram" in str(err.value) and "\n" not in str(err.value)
 

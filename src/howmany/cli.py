@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("results", help="list stored results in data/")
     p.add_argument("chapter", nargs="?", default=None)
     p.set_defaults(func=_results)
-    from .cramming.sweep import add_cli as _add_cram_cli
+    from .cramming.commands import add_cli as _add_cram_cli
 
     _add_cram_cli(sub)
     from .copying import add_cli as _add_copy_cli

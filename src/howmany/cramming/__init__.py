@@ -9,8 +9,9 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 * ``recipes``: named presets (the paper's, Kuratov et al.'s, Progressive Cramming's, the book's);
 * ``targets``: the strings to cram (random tokens, random words, natural text);
 * ``accessibility``: A(n), n50 with bootstrap CIs and the slope of n50 against m;
-* ``sweep``: resumable sweeps over m into the results store, and their summaries;
-* ``store``: the stored sweeps the book reads (find, merge, bounds);
+* ``sweep``: resumable sweeps over m into the results store;
+* ``store``: the stored sweeps the book reads (load, summarise, find, merge, bounds);
+* ``commands``: the ``python -m howmany cram`` command line;
 * ``scaling``: the slope against d and |V| on tiny random transformers;
 * ``cluster``: the same sweeps on a Ray cluster (optional extra ``distributed``).
 
@@ -21,14 +22,14 @@ Explained in: book/cramming.md
 """
 
 from . import accessibility, decoding, engine, resume, targets, thresholds  # noqa: I001
-from . import recipes, sweep, store, scaling, budget, cluster
+from . import recipes, sweep, store, commands, scaling, budget, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
-__all__ = ["accessibility", "decoding", "engine", "resume", "targets", "thresholds", "recipes", "sweep", "store",
-           "scaling", "budget", "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std",
-           "greedy_generate",
-           "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
-           "thresholds_bisect", "thresholds_grid", "thresholds_grow"]
+__all__ = ["accessibility", "decoding", "engine", "resume", "targets", "thresholds", "recipes", "sweep",
+           "store", "commands", "scaling", "budget", "cluster", "LAYOUTS", "CramConfig", "cram",
+           "embedding_std", "greedy_generate", "init_prompts", "round_prompt", "verify",
+           "THRESHOLD_METHODS", "threshold_at", "thresholds_bisect", "thresholds_grid",
+           "thresholds_grow"]

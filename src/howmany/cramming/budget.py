@@ -246,7 +246,7 @@ def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -
 
     Explained in: book/cramming.md
     """
-    from . import store, sweep
+    from . import store
 
     out = {}
     try:
@@ -255,7 +255,7 @@ def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -
         return out
     size = lambda s: sum(len(rows) for by_m in s["units"].values() for rows in by_m.values())  # noqa: E731
     for folder in folders:
-        s = sweep.load_sweep(folder)
+        s = store.load_sweep(folder)
         name = s["config"].get("recipe", "")
         if name in names and ran_recipe(s["config"], name) and (
                 name not in out or size(s) > size(out[name])):

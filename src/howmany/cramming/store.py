@@ -1,4 +1,5 @@
-"""The stored cramming sweeps the book reads: find them, merge compatible ones, pick the book's.
+"""The stored cramming sweeps the book reads: load and summarise one, find them, merge
+compatible ones, pick the book's.
 
 ``howmany.cramming.sweep`` runs a sweep into one folder per configuration. A sweep extended later to
 a new prompt length (say ``m = 5`` after ``m = 1..4``) lives in its own folder, because its
@@ -11,13 +12,98 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 
 from .. import results, safepaths
+from . import accessibility
 from .engine import CramConfig
-from .sweep import SweepConfig, load_sweep, run_sweep, sweep_dir
+from .sweep import SweepConfig, run_sweep, sweep_dir
+
+_UNIT_NAME = re.compile(r"m(?P<m>\d+)-(?P<method>[a-z]+)-s(?P<string>\d+)\.json")
+
+
+def load_sweep(folder: Path) -> dict:
+    """Read every finished unit of a sweep: ``{"config", "units": {method: {m: [...]}}}``.
+
+    Explained in: book/cramming.md
+    """
+    folder = Path(folder)
+    unit_files = sorted(folder.glob("m*-*-s*.json"))
+    head_path = folder / "sweep.json"
+    if not head_path.is_file():
+        raise results.CorruptResultError(
+            f"{head_path} is missing ({len(unit_files)} unit files without their sweep header): the "
+            "folder cannot be attributed to a configuration; rerun the sweep's `python -m howmany "
+            "cram ...` command (it resumes and rewrites the header) or delete the folder")
+    how = (f"delete it and resume the sweep with `make results` or its `python -m howmany cram` "
+           f"command (folder {folder.name})")
+    head = results.read_record(head_path, keys=("config", "provenance"), how=how)
+    try:
+        cfg = SweepConfig.from_dict(head["config"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise results.CorruptResultError(f"{head_path}: not a sweep configuration ({err}); {how}") \
+            from err
+    if not folder.name.endswith(results.config_key(head["config"])):
+        raise results.ConfigMismatchError(f"{head_path} holds another configuration than its folder "
+                                          f"name says (edited after the fact?); {how}")
+    units: dict = {}
+    for path in unit_files:
+        mt = _UNIT_NAME.fullmatch(path.name)
+        if mt is None:
+            raise results.CorruptResultError(f"{path}: not a unit file name; {how}")
+        m, meth, i = int(mt["m"]), mt["method"], int(mt["string"])
+        if m not in cfg.ms or meth not in cfg.methods or i >= cfg.n_strings:
+            raise results.ConfigMismatchError(f"{path}: m={m}, method {meth!r}, string {i} are not "
+                                              f"part of the sweep in {head_path}; {how}")
+        u = results.read_record(path, how=how, expect={"m": m, "method": meth, "string": i,
+                                                       "n_max": cfg.n_max(m)})
+        r = u["result"]
+        if not (isinstance(r, dict) and {"status", "threshold", "censored"} <= set(r)):
+            raise results.CorruptResultError(f"{path}: its result lacks status/threshold/censored; "
+                                             f"{how}")
+        units.setdefault(meth, {}).setdefault(m, []).append(
+            {**r, "string": i, "wall_s": _wall(u), "batch": u["config"].get("batch"),
+             "commit": u["provenance"].get("git_commit")})
+    return {"config": head["config"], "provenance": head["provenance"], "units": units,
+            "folder": str(folder)}
+
+
+def _wall(unit: dict):
+    """A unit's wall time, with that of the stored run it continued (``base_rows``)."""
+    own, base = unit["provenance"].get("wall_time_s"), unit["result"].get("continued_from")
+    if own is None or not base:
+        return own
+    return own + (base.get("wall_s") or 0.0)
+
+
+def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0) -> dict:
+    """n50 per m (median + logistic, bootstrap CIs), slope fit, and honest counts.
+
+    Strings flagged ``nan`` are excluded and counted. Returns plain JSON types.
+
+    Explained in: book/cramming.md
+    """
+    units = sweep["units"]
+    method = method or next(iter(units))
+    by_m, counts = {}, {}
+    for m, rows in sorted(units.get(method, {}).items()):
+        ok = [r for r in rows if r["status"] != "nan"]
+        counts[m] = {"done": len(rows), "nan": len(rows) - len(ok),
+                     "censored": sum(bool(r["censored"]) for r in ok)}
+        if ok:
+            by_m[m] = np.array([r["threshold"] for r in ok], dtype=float)
+    n50 = [accessibility.n50_with_ci(m, t, n_boot=n_boot, seed=seed).to_dict()
+           for m, t in by_m.items()]
+    fit = None
+    if len(by_m) >= 2:
+        fit = accessibility.slope_fit(by_m, n_boot=n_boot, seed=seed).to_dict()
+    return {"method": method, "counts": counts, "n50": n50, "fit": fit,
+            "thresholds": {m: t.tolist() for m, t in by_m.items()},
+            "n_strings": sweep["config"]["n_strings"]}
+
 
 # Config keys that may differ between sweeps merged into one (what they ran, not how).
 MERGE_FREE = ("ms", "n_strings", "batch_size")

@@ -1,11 +1,11 @@
-"""Resumable cramming sweeps over prompt lengths m, and their summaries (n50, slope).
+"""Resumable cramming sweeps over prompt lengths m: configuration, units, running.
 
 A sweep crams the same target strings for every m with one or both threshold methods of
 ``howmany.cramming`` (paper §5.1, Fig. 3, Table 1). The model is loaded once. Each
 (m, method, string) result is written atomically to its own JSON file in the sweep folder
 (``<store>/cramming/sweep-<model>-<kind>-<hash8>/``) as soon as its batch finishes, so a killed
-sweep resumes where it stopped and loses at most the strings in flight. A partial sweep can be
-summarised: every summary says how many strings per m it rests on.
+sweep resumes where it stopped and loses at most the strings in flight. Reading and summarising
+a stored sweep is ``cramming.store``'s part; the ``howmany cram`` command is ``cramming.commands``.
 
 Explained in: book/cramming.md
 """
@@ -13,7 +13,6 @@ Explained in: book/cramming.md
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -22,9 +21,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .. import checks, distributed, profiles, results, safepaths
-from . import accessibility, claims, recipes, resume, targets
-from .engine import LAYOUTS, CramConfig
+from .. import checks, results, safepaths
+from . import claims, recipes, resume, targets
+from .engine import CramConfig
 from .thresholds import THRESHOLD_METHODS
 
 
@@ -315,182 +314,3 @@ def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_
 def _todo(folder: Path, m: int, meth: str, c: int, step: int, cfg: SweepConfig) -> list[int]:
     return [i for i in range(c, min(c + step, cfg.n_strings))
             if not _unit_path(folder, m, meth, i).exists()]
-
-
-def load_sweep(folder: Path) -> dict:
-    """Read every finished unit of a sweep: ``{"config", "units": {method: {m: [...]}}}``.
-
-    Explained in: book/cramming.md
-    """
-    folder = Path(folder)
-    unit_files = sorted(folder.glob("m*-*-s*.json"))
-    head_path = folder / "sweep.json"
-    if not head_path.is_file():
-        raise results.CorruptResultError(
-            f"{head_path} is missing ({len(unit_files)} unit files without their sweep header): the "
-            "folder cannot be attributed to a configuration; rerun the sweep's `python -m howmany "
-            "cram ...` command (it resumes and rewrites the header) or delete the folder")
-    how = (f"delete it and resume the sweep with `make results` or its `python -m howmany cram` "
-           f"command (folder {folder.name})")
-    head = results.read_record(head_path, keys=("config", "provenance"), how=how)
-    try:
-        cfg = SweepConfig.from_dict(head["config"])
-    except (TypeError, ValueError, KeyError) as err:
-        raise results.CorruptResultError(f"{head_path}: not a sweep configuration ({err}); {how}") \
-            from err
-    if not folder.name.endswith(results.config_key(head["config"])):
-        raise results.ConfigMismatchError(f"{head_path} holds another configuration than its folder "
-                                          f"name says (edited after the fact?); {how}")
-    units: dict = {}
-    for path in unit_files:
-        mt = _UNIT_NAME.fullmatch(path.name)
-        if mt is None:
-            raise results.CorruptResultError(f"{path}: not a unit file name; {how}")
-        m, meth, i = int(mt["m"]), mt["method"], int(mt["string"])
-        if m not in cfg.ms or meth not in cfg.methods or i >= cfg.n_strings:
-            raise results.ConfigMismatchError(f"{path}: m={m}, method {meth!r}, string {i} are not "
-                                              f"part of the sweep in {head_path}; {how}")
-        u = results.read_record(path, how=how, expect={"m": m, "method": meth, "string": i,
-                                                       "n_max": cfg.n_max(m)})
-        r = u["result"]
-        if not (isinstance(r, dict) and {"status", "threshold", "censored"} <= set(r)):
-            raise results.CorruptResultError(f"{path}: its result lacks status/threshold/censored; "
-                                             f"{how}")
-        units.setdefault(meth, {}).setdefault(m, []).append(
-            {**r, "string": i, "wall_s": _wall(u), "batch": u["config"].get("batch"),
-             "commit": u["provenance"].get("git_commit")})
-    return {"config": head["config"], "provenance": head["provenance"], "units": units,
-            "folder": str(folder)}
-
-
-def _wall(unit: dict):
-    """A unit's wall time, with that of the stored run it continued (``base_rows``)."""
-    own, base = unit["provenance"].get("wall_time_s"), unit["result"].get("continued_from")
-    if own is None or not base:
-        return own
-    return own + (base.get("wall_s") or 0.0)
-
-
-_UNIT_NAME = re.compile(r"m(?P<m>\d+)-(?P<method>[a-z]+)-s(?P<string>\d+)\.json")
-
-
-def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0) -> dict:
-    """n50 per m (median + logistic, bootstrap CIs), slope fit, and honest counts.
-
-    Strings flagged ``nan`` are excluded and counted. Returns plain JSON types.
-
-    Explained in: book/cramming.md
-    """
-    units = sweep["units"]
-    method = method or next(iter(units))
-    by_m, counts = {}, {}
-    for m, rows in sorted(units.get(method, {}).items()):
-        ok = [r for r in rows if r["status"] != "nan"]
-        counts[m] = {"done": len(rows), "nan": len(rows) - len(ok),
-                     "censored": sum(bool(r["censored"]) for r in ok)}
-        if ok:
-            by_m[m] = np.array([r["threshold"] for r in ok], dtype=float)
-    n50 = [accessibility.n50_with_ci(m, t, n_boot=n_boot, seed=seed).to_dict()
-           for m, t in by_m.items()]
-    fit = None
-    if len(by_m) >= 2:
-        fit = accessibility.slope_fit(by_m, n_boot=n_boot, seed=seed).to_dict()
-    return {"method": method, "counts": counts, "n50": n50, "fit": fit,
-            "thresholds": {m: t.tolist() for m, t in by_m.items()},
-            "n_strings": sweep["config"]["n_strings"]}
-
-
-def add_cli(sub) -> None:
-    """Register ``python -m howmany cram MODEL --m 1 2 3 4 --strings 20 --kind random-words``."""
-    p = sub.add_parser("cram", help="resumable cramming sweep into the results store")
-    p.add_argument("model", nargs="?", help="howmany.models.load name, e.g. smollm2-135m or "
-                   "tiny-llama-d32-v64-l2")
-    p.add_argument("--models", nargs="+", default=[], help="several models in one job (same sweep)")
-    p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
-    p.add_argument("--strings", type=int, default=16, help="strings per m")
-    p.add_argument("--kind", nargs="+", default=["random-words"], choices=targets.KINDS,
-                   help="target kind(s); several give one sweep per (model, kind)")
-    p.add_argument("--recipe", default=None,
-                   help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
-                        "('book@x2'); sets the method, optimiser and step caps "
-                        "(--methods/--max-steps/--patience are then ignored)")
-    p.add_argument("--methods", nargs="+", default=["grow", "bisect"],
-                   choices=sorted(THRESHOLD_METHODS))
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
-    p.add_argument("--layout", default="bos-mem", choices=LAYOUTS)
-    p.add_argument("--max-steps", type=int, default=3000)
-    p.add_argument("--patience", type=int, default=500)
-    p.add_argument("--batch", type=int, default=8, help="strings crammed together (part of the config)")
-    p.add_argument("--only-m", type=int, nargs="+", default=None,
-                   help="run only these m values of the sweep (same folder and strings)")
-    p.add_argument("--run-batch", type=int, default=None,
-                   help="cram this many strings at a time in this run (not part of the config)")
-    p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
-    p.add_argument("--continued-only", action="store_true",
-                   help="for a recipe that continues another (book: progressive), run only the "
-                        "strings whose run of that recipe is stored")
-    p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
-                   help="seconds after which another process's untouched batch claim counts as dead")
-    p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
-    distributed.add_arguments(p, inprocess="one device, models one after another",
-                              workers="actors")
-    p.set_defaults(func=_cli)
-
-
-def configs_from_args(args) -> list[SweepConfig]:
-    """The sweeps a ``cram`` command line asks for: one per (model, kind), checked first."""
-    profiles.check(args.profile)  # everything is checked before the model loads
-    if min(args.m) <= 0 or args.strings <= 0:
-        raise ValueError(f"--m values and --strings must be positive, got --m {args.m} "
-                         f"--strings {args.strings}")
-    if args.only_m and not set(args.only_m) <= set(args.m):
-        raise ValueError(f"--only-m {args.only_m} must be among --m {args.m}")
-    if args.run_batch is not None and args.run_batch <= 0:
-        raise ValueError(f"--run-batch must be positive, got {args.run_batch}")
-    common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings,
-                  n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
-                  seed=args.seed)
-    names = ([args.model] if args.model else []) + list(args.models)
-    if not names:
-        raise ValueError("name a model (MODEL or --models A B ...)")
-    jobs = [(name, kind) for name in names for kind in args.kind]
-    if args.recipe:
-        rec = recipes.get(args.recipe)
-        rec = replace(rec, cram=replace(rec.cram, layout=args.layout))
-        return [SweepConfig.for_recipe(name, rec, kind=kind, **common) for name, kind in jobs]
-    cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
-    return [SweepConfig(model=name, kind=kind, methods=tuple(args.methods), cram=cram_cfg,
-                        **common) for name, kind in jobs]
-
-
-def _cli(args) -> int:
-    from .. import models
-
-    cfgs = configs_from_args(args)
-    root = results.store_root(args.profile, heavy=True)
-    folders = [sweep_dir(cfg, root) for cfg in cfgs]
-    print("sweep folders:", *folders, sep="\n  ", flush=True)
-    run = dict(only_ms=args.only_m, batch_size=args.run_batch)
-    if args.backend == "ray":
-        from . import cluster
-
-        try:
-            cluster.import_ray()
-        except ImportError as err:
-            raise SystemExit(str(err)) from None
-        stats = cluster.run_sweeps(list(zip(cfgs, folders)), distributed.from_args(args),
-                                   verbose=True, **run)
-        print(json.dumps(stats), flush=True)
-    else:
-        device = checks.device(args.device)
-        for cfg, folder in zip(cfgs, folders):
-            run_sweep(models.load(cfg.model, dtype=args.dtype, device=device), cfg, folder,
-                      verbose=True, claim_stale_s=args.claim_stale,
-                      continued_only=args.continued_only, **run)
-    for cfg, folder in zip(cfgs, folders):
-        summary = summarise(load_sweep(folder))
-        print(json.dumps({"model": cfg.model, "kind": cfg.kind, "counts": summary["counts"],
-                          "n50": summary["n50"], "fit": summary["fit"]}, indent=1))
-    return 0 if args.backend != "ray" or not stats["failed"] else 1

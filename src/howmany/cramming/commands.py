@@ -1,0 +1,117 @@
+"""The ``python -m howmany cram`` command: a resumable sweep from the command line.
+
+``add_cli`` registers the command, ``configs_from_args`` turns a command line into the sweeps it
+asks for (checked before any model loads) and ``run`` runs them (``cramming.sweep``, or the Ray
+backend ``cramming.cluster``) and prints each sweep's summary (``cramming.store``).
+
+Explained in: book/cramming.md
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from .. import checks, distributed, profiles, results
+from . import claims, recipes, targets
+from .engine import LAYOUTS, CramConfig
+from .store import load_sweep, summarise
+from .sweep import SweepConfig, run_sweep, sweep_dir
+from .thresholds import THRESHOLD_METHODS
+
+
+def add_cli(sub) -> None:
+    """Register ``python -m howmany cram MODEL --m 1 2 3 4 --strings 20 --kind random-words``."""
+    p = sub.add_parser("cram", help="resumable cramming sweep into the results store")
+    p.add_argument("model", nargs="?", help="howmany.models.load name, e.g. smollm2-135m or "
+                   "tiny-llama-d32-v64-l2")
+    p.add_argument("--models", nargs="+", default=[], help="several models in one job (same sweep)")
+    p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
+    p.add_argument("--strings", type=int, default=16, help="strings per m")
+    p.add_argument("--kind", nargs="+", default=["random-words"], choices=targets.KINDS,
+                   help="target kind(s); several give one sweep per (model, kind)")
+    p.add_argument("--recipe", default=None,
+                   help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
+                        "('book@x2'); sets the method, optimiser and step caps "
+                        "(--methods/--max-steps/--patience are then ignored)")
+    p.add_argument("--methods", nargs="+", default=["grow", "bisect"],
+                   choices=sorted(THRESHOLD_METHODS))
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--layout", default="bos-mem", choices=LAYOUTS)
+    p.add_argument("--max-steps", type=int, default=3000)
+    p.add_argument("--patience", type=int, default=500)
+    p.add_argument("--batch", type=int, default=8, help="strings crammed together (part of the config)")
+    p.add_argument("--only-m", type=int, nargs="+", default=None,
+                   help="run only these m values of the sweep (same folder and strings)")
+    p.add_argument("--run-batch", type=int, default=None,
+                   help="cram this many strings at a time in this run (not part of the config)")
+    p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
+    p.add_argument("--continued-only", action="store_true",
+                   help="for a recipe that continues another (book: progressive), run only the "
+                        "strings whose run of that recipe is stored")
+    p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
+                   help="seconds after which another process's untouched batch claim counts as dead")
+    p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
+    distributed.add_arguments(p, inprocess="one device, models one after another",
+                              workers="actors")
+    p.set_defaults(func=run)
+
+
+def configs_from_args(args) -> list[SweepConfig]:
+    """The sweeps a ``cram`` command line asks for: one per (model, kind), checked first."""
+    profiles.check(args.profile)  # everything is checked before the model loads
+    if min(args.m) <= 0 or args.strings <= 0:
+        raise ValueError(f"--m values and --strings must be positive, got --m {args.m} "
+                         f"--strings {args.strings}")
+    if args.only_m and not set(args.only_m) <= set(args.m):
+        raise ValueError(f"--only-m {args.only_m} must be among --m {args.m}")
+    if args.run_batch is not None and args.run_batch <= 0:
+        raise ValueError(f"--run-batch must be positive, got {args.run_batch}")
+    common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings,
+                  n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
+                  seed=args.seed)
+    names = ([args.model] if args.model else []) + list(args.models)
+    if not names:
+        raise ValueError("name a model (MODEL or --models A B ...)")
+    jobs = [(name, kind) for name in names for kind in args.kind]
+    if args.recipe:
+        rec = recipes.get(args.recipe)
+        rec = replace(rec, cram=replace(rec.cram, layout=args.layout))
+        return [SweepConfig.for_recipe(name, rec, kind=kind, **common) for name, kind in jobs]
+    cram_cfg = CramConfig(max_steps=args.max_steps, patience=args.patience, layout=args.layout)
+    return [SweepConfig(model=name, kind=kind, methods=tuple(args.methods), cram=cram_cfg,
+                        **common) for name, kind in jobs]
+
+
+def run(args) -> int:
+    """Run the ``cram`` command line ``args``; returns the exit status."""
+    from .. import models  # loaded only once the command line is checked
+
+    cfgs = configs_from_args(args)
+    root = results.store_root(args.profile, heavy=True)
+    folders = [sweep_dir(cfg, root) for cfg in cfgs]
+    print("sweep folders:", *folders, sep="\n  ", flush=True)
+    part = dict(only_ms=args.only_m, batch_size=args.run_batch)  # what this process runs
+    if args.backend == "ray":
+        from . import cluster
+
+        try:
+            cluster.import_ray()
+        except ImportError as err:
+            raise SystemExit(str(err)) from None
+        stats = cluster.run_sweeps(list(zip(cfgs, folders)), distributed.from_args(args),
+                                   verbose=True, **part)
+        print(json.dumps(stats), flush=True)
+    else:
+        device = checks.device(args.device)
+        for cfg, folder in zip(cfgs, folders):
+            run_sweep(models.load(cfg.model, dtype=args.dtype, device=device), cfg, folder,
+                      verbose=True, claim_stale_s=args.claim_stale,
+                      continued_only=args.continued_only, **part)
+    for cfg, folder in zip(cfgs, folders):
+        summary = summarise(load_sweep(folder))
+        print(json.dumps({"model": cfg.model, "kind": cfg.kind, "counts": summary["counts"],
+                          "n50": summary["n50"], "fit": summary["fit"]}, indent=1))
+    return 0 if args.backend != "ray" or not stats["failed"] else 1
