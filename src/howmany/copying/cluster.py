@@ -2,7 +2,7 @@
 
 ``units`` lists the runs that ``python -m howmany copy`` makes, as zero-argument calls of
 ``experiments.cached_run`` (one per copier of ``suite`` or ``width_suite``) or
-``experiments.cached_finetune`` (one per protocol). ``run`` hands them to
+``finetuning.cached_finetune`` (one per protocol). ``run`` hands them to
 ``howmany.distributed.run_pending``: results already stored are skipped, the other trainings run
 as Ray tasks (one GPU each when the cluster has GPUs, else one CPU), and the driver writes each
 result into the file the in-process run would have written. A training seeds itself from its
@@ -19,10 +19,10 @@ from collections.abc import Callable
 from functools import partial
 
 from .. import distributed
-from . import experiments
+from . import experiments, finetuning
 from .training import CopyConfig
 
-PROTOCOLS = ("paper", "short")  # fine-tuning protocols (experiments.finetune_config)
+PROTOCOLS = ("paper", "short")  # fine-tuning protocols (finetuning.finetune_config)
 
 
 def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, short: bool = False,
@@ -45,8 +45,8 @@ def units(profile: str, *, seed: int = 0, archs=None, widths: bool = False, shor
     Explained in: book/reproducibility.md
     """
     if finetune:
-        return [(partial(experiments.cached_finetune, profile, p, seed=seed),
-                 experiments.finetune_config(profile, p, seed=seed)) for p in finetune]
+        return [(partial(finetuning.cached_finetune, profile, p, seed=seed),
+                 finetuning.finetune_config(profile, p, seed=seed)) for p in finetune]
     kind = experiments.suite_kind(widths=widths, short=short, depths=depths)
     return [(call, cfg) for cfg, call in experiments.suite_runs(profile, kind, seed=seed)
             if not archs or cfg.model.arch in archs]

@@ -4,8 +4,7 @@ Three profiles (``howmany.profiles``): ``smoke`` trains tiny models on short str
 trains the five from-scratch copiers to the training range (curriculum, learning rate from a
 measured sweep, early stop at 100 % on held-out training lengths), evaluates them on the fine
 grid, and stores the results in ``data/copying/``; ``default`` reads those and trains one small
-fast copier fresh. Fine-tuning a pretrained model runs in two protocols: the paper's (full
-fine-tuning, lr 1e-5, until 100 % exact or 10,000 steps) and a short one. Paper: Sec. 5.
+fast copier fresh. Fine-tuning a pretrained model is ``copying.finetuning``. Paper: Sec. 5.
 
 Explained in: book/copying.md
 """
@@ -18,7 +17,6 @@ from dataclasses import replace
 from .. import profiles, results
 from ..devices import resolve_device
 from . import evaluation, models, range_check
-from .task import SYMBOLS
 from .training import CopyConfig, lr_sweep, train
 
 ARCH_LABELS = {"nope": "NoPE", "rope": "RoPE", "alibi": "ALiBi", "hard_alibi": "hard-ALiBi",
@@ -195,66 +193,6 @@ def short_suite(profile: str, *, seed: int = 0) -> list[CopyConfig]:
     return [config("full", a, seed=seed, max_len=n, curve_lengths=tuple(range(5, n + 1, 5)),
                    eval_lengths=evaluation.fine_grid(n, start=n - 5))
             for a, ns in SHORT_RANGE.items() for n in ns]
-
-
-def finetune_config(profile: str, protocol: str = "paper", *, seed: int = 0) -> CopyConfig:
-    """Fine-tuning SmolLM2-135M (a tiny random Llama in ``smoke``).
-
-    ``paper``: the authors' protocol (full fine-tuning, batch 8, lr 1e-5, lengths 5–50, until
-    every held-out string of the check lengths is copied or 10,000 steps), evaluated up to 1,000
-    letters. ``short``: 150 steps of 16 strings at lr 1e-4, the book's earlier budget.
-
-    Explained in: book/copying.md
-    """
-    if profiles.check(profile) == "smoke":
-        return config("smoke", pretrained="tiny-llama-d32-v64-l1", steps=20, curve_every=10,
-                      eval_lengths=(2, 8), seed=seed, stop_exact=0.0)
-    if protocol == "short":
-        return CopyConfig(model=models.ModelConfig(d_model=64), pretrained="smollm2-135m",
-                          steps=150, lr=1e-4, warmup=10, batch_size=16, threads=2, seed=seed,
-                          eval_lengths=(5, 10, 20, 30, 40, 50, 60, 75, 100, 150, 200, 300))
-    return CopyConfig(pretrained="smollm2-135m", steps=10_000, lr=1e-5, warmup=0, batch_size=8,
-                      curve_every=500, curve_lengths=(5, 25, 50), curve_strings=24,
-                      stop_exact=1.0, threads=2, seed=seed,
-                      eval_lengths=(*range(5, 101, 5), *range(125, 301, 25),
-                                    *range(400, 1001, 100)))
-
-
-PAPER_STOP_ZERO = 2  # the paper protocol's evaluation ends after two lengths with no copy
-PAPER_EVAL_BATCH = 10  # strings per forward pass at up to 2,000 positions of a 135M model
-_SHORT_FIELDS = ("batch_size", "device", "eval_lengths", "eval_strings", "lr", "max_len",
-                 "min_len", "model", "pretrained", "seed", "steps", "threads", "warmup")
-
-
-def cached_finetune(profile: str, protocol: str = "paper", *, seed: int = 0,
-                    verbose: bool = False):
-    """A fine-tuning run through the results store (heavy: committed in ``data/copying``).
-
-    Returns:
-        A ``results.Record``; ``record.result`` is :func:`run`'s dict. Outside ``full`` (and
-        ``smoke``, which computes a tiny one) a missing file raises ``MissingResultError``.
-
-    Explained in: book/copying.md
-    """
-    from .. import models as lms
-
-    cfg = finetune_config(profile, protocol, seed=seed)
-    key = cfg.fields()
-    evaluation_kw = {}
-    if protocol == "short" and profile != "smoke":  # stored before curves and stopping existed
-        key = {k: v for k, v in key.items() if k in _SHORT_FIELDS}
-    elif protocol == "paper":  # lengths up to 1,000 cost minutes each: stop once nothing copies
-        evaluation_kw = dict(stop_zero=PAPER_STOP_ZERO, eval_batch=PAPER_EVAL_BATCH)
-        key = {**key, **{f"eval_{k}": v for k, v in evaluation_kw.items()}}
-    name = "copy-finetune" if protocol == "short" else "copy-finetune-paper"
-
-    def go():
-        lm = lms.load(cfg.pretrained, device=resolve_device(cfg.device))
-        return run(cfg, model=models.PretrainedCopier(lm, SYMBOLS), verbose=verbose,
-                   **evaluation_kw)
-
-    return results.cached(name, go, key, chapter="copying", profile=profile, heavy=True,
-                          seed=seed, device=resolve_device(cfg.device), dtype="float32")
 
 
 def reached_range(run: dict, *, min_len: int = 5, max_len: int = 50, target: float = 0.99) -> bool:
