@@ -4,6 +4,7 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 
 * ``engine``: ``CramConfig`` and ``cram``, the batched optimiser;
 * ``decoding``: verified success, greedy decoding from the rounded prompt;
+* ``starts``: fresh prompts (the init) and cold restarts of a stalled row;
 * ``resume``: snapshots of runs in flight, and runs that go on from a stored one;
 * ``thresholds``: threshold searches (warm growth with cold restarts, bisection, a fixed grid);
 * ``recipes``: named presets (the paper's, Kuratov et al.'s, Progressive Cramming's, the book's);
@@ -12,6 +13,7 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 * ``sweep``: resumable sweeps over m into the results store;
 * ``store``: the stored sweeps the book reads (load, summarise, find, merge, bounds);
 * ``commands``: the ``python -m howmany cram`` command line;
+* ``budget``: budget curves, the threshold against the steps spent, per recipe;
 * ``scaling``: the slope against d and |V| on tiny random transformers;
 * ``cluster``: the same sweeps on a Ray cluster (optional extra ``distributed``).
 
@@ -21,14 +23,14 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 Explained in: book/cramming.md
 """
 
-from . import accessibility, decoding, engine, resume, targets, thresholds  # noqa: I001
+from . import accessibility, decoding, starts, engine, resume, targets, thresholds  # noqa: I001
 from . import recipes, sweep, store, commands, scaling, budget, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
-__all__ = ["accessibility", "decoding", "engine", "resume", "targets", "thresholds", "recipes", "sweep",
+__all__ = ["accessibility", "decoding", "starts", "engine", "resume", "targets", "thresholds", "recipes", "sweep",
            "store", "commands", "scaling", "budget", "cluster", "LAYOUTS", "CramConfig", "cram",
            "embedding_std", "greedy_generate", "init_prompts", "round_prompt", "verify",
            "THRESHOLD_METHODS", "threshold_at", "thresholds_bisect", "thresholds_grid",

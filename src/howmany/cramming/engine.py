@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from .decoding import frame, greedy_generate, round_prompt, verify  # noqa: F401 - re-exported
+from .starts import embedding_std, init_prompts, restart_state  # noqa: F401 - re-exported
 
 LAYOUTS = ("bos-mem", "mem-bos", "mem")
 SCHEDULES = ("constant", "cosine")
@@ -109,22 +110,6 @@ def _check(m: int, lengths) -> None:
         raise ValueError(f"target lengths n must be positive, got {list(lengths)}")
 
 
-def embedding_std(model, n_ids: int = 4096) -> float:
-    """Std of the *effective* input embeddings (Gemma scales them by sqrt(d) inside the module)."""
-    emb = model.get_input_embeddings()
-    ids = torch.randperm(emb.num_embeddings, generator=torch.Generator().manual_seed(0))[:n_ids]
-    with torch.no_grad():
-        return float(emb(ids.to(emb.weight.device)).float().std())
-
-
-def init_prompts(model, m: int, seeds, cfg: CramConfig) -> torch.Tensor:
-    """Fresh prompts [B, m, d] ~ N(0, σ²), one generator per seed (reproducible per string)."""
-    d = model.get_input_embeddings().embedding_dim
-    sigma = cfg.init_scale * (embedding_std(model) if cfg.init == "embedding" else 1.0)
-    rows = [torch.randn(m, d, generator=torch.Generator().manual_seed(int(s))) for s in seeds]
-    return torch.stack(rows) * sigma
-
-
 def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None,
          grow: bool = False, start_lengths=None, verbose: bool = False,
          callback=None, resume=None, snapshot=None, snapshot_s: float = 60.0) -> list[dict]:
@@ -136,7 +121,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         targets: int tensor/array [B, N] (rows may be right-padded beyond their length).
         m: soft-prompt length (> 0).
         cfg: ``CramConfig`` (schedule, caps, patience, restarts; see ``recipes`` for presets).
-        seeds: one init seed per row (a cold restart ``r`` uses ``seed + 104_729 * r``).
+        seeds: one init seed per row (cold restarts: ``starts.restart_state``).
         lengths: tokens to reproduce per row (default N); with ``grow`` the maximal length.
         grow: warm-started curriculum: after each verified success the target grows past
             the longest teacher-forced-correct prefix; the row ends at ``lengths`` or on failure.
@@ -154,7 +139,7 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         (longest verified prefix), ``steps``, ``first_success_step``, ``loss``, ``tf_prefix``
         (teacher-forced correct prefix at the end), ``history`` (``[steps, n_verified]`` at
         every verified success: the budget curve), ``restarts`` (``[steps, length]`` where each
-        cold restart began; restart ``r`` of a row uses seed ``seed + 104_729 * r``) and
+        cold restart began; restart ``r`` of a row uses seed ``seed + starts.RESTART_SEED_STRIDE * r``) and
         ``prompt`` (tensor, the verified one).
 
     Explained in: book/cramming.md
@@ -291,18 +276,3 @@ def cram(model, bos_id, targets, m: int, cfg: CramConfig, *, seeds, lengths=None
         if o["status"] == "failed" and grow and o["n_verified"] > 0:
             o["status"] = "stopped"  # grew until the optimiser stalled: n_verified is the threshold
     return out
-
-
-def restart_state(model, m: int, cfg: CramConfig, seed: int, o: dict, p, mom, var, arrays: dict,
-                  i: int, length: int) -> None:
-    """Turn row ``i`` into a cold restart at ``length`` (in place): the next fresh seed's prompt,
-    zero Adam moments, a new schedule, the cold attempt's step cap; its record goes on."""
-    r = len(o["restarts"]) + 1
-    o["restarts"].append([o["steps"], int(length)])
-    o["status"] = "active"
-    p[i] = init_prompts(model, m, [seed + 104_729 * r], cfg)[0].to(p.device)
-    mom[i], var[i] = 0.0, 0.0
-    arrays["tries"][i] += 1
-    for k, v in (("t_adam", 0), ("best", np.inf), ("since", 0), ("attempt", 0),
-                 ("cap", cfg.cold_steps or cfg.max_steps)):
-        arrays[k][i] = v

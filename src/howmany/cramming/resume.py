@@ -33,7 +33,8 @@ import numpy as np
 import torch
 
 from .. import results
-from .engine import CramConfig, restart_state
+from .engine import CramConfig
+from .starts import restart_state
 
 
 def partial_dir() -> Path:
