@@ -1,13 +1,13 @@
 """Where a cramming run starts: fresh soft prompts, and cold restarts of a stalled row.
 
-Two knobs of a recipe (``CramConfig.init``, ``init_scale``, ``restarts``, ``cold_steps``) act
-here. A fresh prompt is drawn from N(0, σ²), with σ either the standard deviation of the model's
-own input embeddings times ``init_scale`` (the default, kept by the ``paper`` and ``kuratov``
-presets) or the fixed ``init_scale`` (Progressive Cramming's 0.02), one generator per string so that each string's start
-is reproducible whatever batch it runs in. A cold restart gives a row whose warm trajectory
-stalled the next fresh prompt (seed ``seed + 104_729 * r`` for restart ``r``), zero Adam
-moments and a new schedule, at the length where it stalled, so that no threshold rests on a
-single trajectory.
+Two knobs of a recipe act here (``CramConfig.init`` with ``init_scale``, and ``restarts`` with
+``cold_steps``). A fresh prompt is drawn from N(0, σ²), with σ either the standard deviation of
+the model's own input embeddings times ``init_scale`` (the default, kept by the ``paper`` and
+``kuratov`` presets) or the fixed ``init_scale`` (Progressive Cramming's 0.02), one generator per
+string, so that each string's start is reproducible whatever batch it runs in. A cold restart
+gives a row whose warm trajectory stalled the next fresh prompt (seed ``seed + 104_729 * r`` for
+restart ``r``), zero Adam moments and a new schedule, at the length where it stalled, so that no
+threshold rests on a single trajectory.
 
 Explained in: book/cramming.md
 """
