@@ -158,6 +158,9 @@ def test_merge_joins_an_extension_and_refuses_other_strings_or_protocols():
     assert [r["threshold"] for r in merged["units"]["grow"][3]] == [12]
     summary = cramming.store.summarise(merged, n_boot=10)
     assert {r["m"] for r in summary["n50"]} == {1, 2, 3}
+    few = cramming.store.summarise(merged, n_boot=10, min_strings=2)  # m = 2, 3 hold one string
+    assert [r["m"] for r in few["n50"]] == [1] and few["fit"] is None
+    assert few["counts"][3] == {"done": 1, "nan": 0, "censored": 0}
     clash = _fake_sweep("d", [3], rows=[(3, 1, 2, [3, 5, 6])])  # string 1 starts 3, 4 in `base`
     with pytest.raises(ValueError, match="string 1 has different tokens"):
         cramming.store.merge_sweeps([base, clash])

@@ -79,10 +79,13 @@ def _wall(unit: dict):
     return own + (base.get("wall_s") or 0.0)
 
 
-def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0) -> dict:
+def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed: int = 0,
+              min_strings: int = 1) -> dict:
     """n50 per m (median + logistic, bootstrap CIs), slope fit, and honest counts.
 
-    Strings flagged ``nan`` are excluded and counted. Returns plain JSON types.
+    Strings flagged ``nan`` are excluded and counted. An m with fewer than ``min_strings``
+    finite strings is counted but gets no n50 and stays out of the fit (a median of one or two
+    strings is no n50). Returns plain JSON types.
 
     Explained in: book/cramming.md
     """
@@ -93,7 +96,7 @@ def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed
         ok = [r for r in rows if r["status"] != "nan"]
         counts[m] = {"done": len(rows), "nan": len(rows) - len(ok),
                      "censored": sum(bool(r["censored"]) for r in ok)}
-        if ok:
+        if ok and len(ok) >= min_strings:
             by_m[m] = np.array([r["threshold"] for r in ok], dtype=float)
     n50 = [accessibility.n50_with_ci(m, t, n_boot=n_boot, seed=seed).to_dict()
            for m, t in by_m.items()]
