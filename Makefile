@@ -7,12 +7,13 @@ TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 PYTHON ?= python3
 BACKEND ?= inprocess
+DTYPE ?= float32
 ADDRESS ?=
 PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 
-.PHONY: install book test test-all smoke results notebooks readme-times check-html chapter lint clean
+.PHONY: install book test test-all smoke results remeasure notebooks readme-times check-html chapter lint clean
 
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
@@ -33,6 +34,9 @@ smoke: install  ## every chapter in the smoke profile, then a strict build
 
 results: install  ## recompute heavy results into data/ (profile full; resumes); BACKEND=ray [ADDRESS=auto]: on a Ray cluster
 	$(PY) -m howmany book execute --profile full --out _build/full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
+
+remeasure: install  ## the real-model sweeps again with the book's recipe, and the paper-protocol point (hours on a GPU; resumes); DTYPE=bfloat16 [BACKEND=ray]
+	$(PY) -m howmany cram --remeasure --dtype $(DTYPE) --profile full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
 
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build

@@ -149,3 +149,15 @@ def test_remeasure_commands_ask_for_the_remeasure_sweeps():
     # the same strings and prompt seeds as the stored sweeps: only the recipe differs
     stored = cramming.store.book_config("smollm2-135m", "full")
     assert (book[0].seed, book[0].kind, book[0].n_max(5)) == (stored.seed, stored.kind, 256)
+
+
+def test_remeasure_flag_asks_for_every_remeasure_sweep_and_refuses_a_model():
+    parse = cli.build_parser().parse_args
+    assert commands.configs_from_args(parse(["cram", "--remeasure"])) == cluster.remeasure_sweeps()
+    cfgs = commands.configs_from_args(parse(["cram", "--remeasure", "--strings", "4",
+                                             "--dtype", "bfloat16"]))
+    assert [c.n_strings for c in cfgs] == [4] * len(cluster.remeasure_sweeps())
+    assert {c.dtype for c in cfgs} == {"bfloat16"} and {c.recipe for c in cfgs} == {"book", "paper"}
+    for extra in (["smollm2-135m"], ["--recipe", "book"], ["--only-m", "1"]):
+        with pytest.raises(ValueError, match="--remeasure names its own"):
+            commands.configs_from_args(parse(["cram", "--remeasure", *extra]))

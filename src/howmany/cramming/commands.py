@@ -30,6 +30,10 @@ def add_cli(sub) -> None:
     p.add_argument("--strings", type=int, default=16, help="strings per m")
     p.add_argument("--kind", nargs="+", default=["random-words"], choices=targets.KINDS,
                    help="target kind(s); several give one sweep per (model, kind)")
+    p.add_argument("--remeasure", action="store_true",
+                   help="every sweep of the chapter's re-measurement with the book's recipe, and "
+                        "the replication point under the paper's protocol "
+                        "(cramming.cluster.remeasure_sweeps; --strings per m, --dtype); no MODEL")
     p.add_argument("--recipe", default=None,
                    help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
                         "('book@x2'); sets the method, optimiser and step caps "
@@ -73,6 +77,13 @@ def configs_from_args(args) -> list[SweepConfig]:
                   n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
                   seed=args.seed)
     names = ([args.model] if args.model else []) + list(args.models)
+    if args.remeasure:
+        if names or args.recipe or args.only_m:
+            raise ValueError("--remeasure names its own models, recipes and m values: drop "
+                             "MODEL, --models, --recipe and --only-m")
+        from .cluster import remeasure_sweeps
+
+        return [replace(cfg, dtype=args.dtype) for cfg in remeasure_sweeps(args.strings)]
     if not names:
         raise ValueError("name a model (MODEL or --models A B ...)")
     jobs = [(name, kind) for name in names for kind in args.kind]
