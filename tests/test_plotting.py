@@ -24,6 +24,15 @@ def test_budget_curves_keep_a_recipes_colour_and_marker_across_panels():
     plt.close(fig)
 
 
+def test_budget_curves_without_a_legend_take_the_title_as_the_panels():
+    fig, (a, b) = plt.subplots(1, 2)
+    plotting.plot_budget_curves(a, {"book": ([1, 2], [0, 1])}, title="m = 1")
+    plotting.plot_budget_curves(b, {"book": ([1, 2], [0, 1])}, title="m = 2", legend=False)
+    assert a.get_legend().get_title().get_text() == "m = 1" and a.get_title() == ""
+    assert b.get_legend() is None and b.get_title() == "m = 2"
+    plt.close(fig)
+
+
 def test_budget_curves_draw_the_baseline_in_grey_and_no_other_curve_in_it():
     fig, ax = plt.subplots()
     names = ["paper", "kuratov", "progressive", "book", "budget-limited"]

@@ -36,7 +36,8 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
-def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, baseline=None):
+def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, baseline=None,
+                       legend: bool = True):
     """Median threshold against optimisation steps per string, one curve per recipe (log x).
 
     Args:
@@ -46,6 +47,8 @@ def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, 
         order: every recipe name any panel shows; a recipe keeps its colour and marker at its
             place in it, so panels with different recipes still match (default: ``curves``).
         baseline: a recipe drawn in grey, as the reference the others are read against.
+        legend: a legend beside the panel, titled ``title``; without it ``title`` is the panel's
+            title, for one legend shared by several panels (``fig.legend``).
 
     Explained in: book/cramming.md
     """
@@ -62,8 +65,11 @@ def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, 
         ax.axhline(bound, **BOUND_STYLE, label="bound C·m")
     ax.set(xscale="log", xlabel="optimisation steps per string (log scale)",
            ylabel="median threshold (tokens)")
-    ax.legend(frameon=False, fontsize="small", title=title, loc="upper left",
-              bbox_to_anchor=(1.0, 1.0))
+    if legend:
+        ax.legend(frameon=False, fontsize="small", title=title, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
+    elif title:
+        ax.set_title(title, fontsize="medium")
     return ax
 
 
