@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from .. import results
 from ..distributed import MISSING_RAY, ClusterConfig, capacity, connect, import_ray
-from . import sweep
+from . import sweep, units
 
 __all__ = ["MISSING_RAY", "ClusterConfig", "CramWorker", "import_ray", "paper_command",
            "paper_sweeps", "remeasure_commands", "remeasure_sweeps", "run_sweeps", "sweep_flops"]
@@ -100,7 +100,7 @@ def run_sweeps(sweeps, cluster: ClusterConfig | None = None, *, only_ms=None,
         max_restarts=cluster.max_restarts, max_task_retries=cluster.max_task_retries)
     actors, running = [], {}
     total = sum(len(c.methods) * len(c.ms) * c.n_strings for c in cfgs)
-    done = sum(sweep._unit_path(f, m, me, i).exists() for c, f in zip(cfgs, folders)
+    done = sum(units.unit_path(f, m, me, i).exists() for c, f in zip(cfgs, folders)
                for me in c.methods for m in c.ms for i in range(c.n_strings))
     bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram on ray ({n} workers)")
     stats = {"units": 0, "failed": 0, "restarted": 0, "workers": n, "device": device}

@@ -4,8 +4,9 @@ A sweep crams the same target strings for every m with one or both threshold met
 ``howmany.cramming`` (paper §5.1, Fig. 3, Table 1). The model is loaded once. Each
 (m, method, string) result is written atomically to its own JSON file in the sweep folder
 (``<store>/cramming/sweep-<model>-<kind>-<hash8>/``) as soon as its batch finishes, so a killed
-sweep resumes where it stopped and loses at most the strings in flight. Reading and summarising
-a stored sweep is ``cramming.store``'s part; the ``howmany cram`` command is ``cramming.commands``.
+sweep resumes where it stopped and loses at most the strings in flight. The folder and its files
+are ``cramming.units``' part (re-exported here); reading and summarising a stored sweep is
+``cramming.store``'s; the ``howmany cram`` command is ``cramming.commands``.
 
 Explained in: book/cramming.md
 """
@@ -21,10 +22,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .. import checks, results, safepaths
+from .. import checks, results
 from . import claims, recipes, resume, targets
 from .engine import CramConfig
 from .thresholds import THRESHOLD_METHODS
+from .units import pending_strings, plan_units, sweep_dir, unit_path, write_unit  # noqa: F401 - re-exported
 
 
 SNAPSHOT_S = 60.0  # seconds between snapshots of a running unit
@@ -97,16 +99,6 @@ class SweepConfig:
                    cram=CramConfig(**c))
 
 
-def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
-    """Folder of a sweep inside a results store root (named by model, kind and config hash)."""
-    name = f"sweep-{safepaths.component(cfg.model)}-{safepaths.component(cfg.kind)}"
-    return safepaths.inside(Path(root), "cramming", f"{name}-{results.config_key(cfg)}")
-
-
-def _unit_path(folder: Path, m: int, method: str, i: int) -> Path:
-    return folder / f"m{m}-{method}-s{i:03d}.json"
-
-
 def sweep_targets(cfg: SweepConfig, lm) -> np.ndarray:
     """The sweep's strings [n_strings, n_max(max m)]; prefixes serve the smaller m."""
     return targets.make_targets(cfg.kind, cfg.n_strings, cfg.n_max(max(cfg.ms)), seed=cfg.seed,
@@ -144,7 +136,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     prov["model_revision"] = getattr(lm, "revision", None)
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": prov})
     total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
-    done = sum(_unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
+    done = sum(unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
                for i in range(cfg.n_strings))
     bar = tqdm(total=total, initial=done, disable=not verbose, desc=f"cram {cfg.model}")
     claimer = claims.Claimer(folder, stale_s=claim_stale_s)
@@ -154,7 +146,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
             key = f"{meth}-m{m}-c{c}-b{step}"
             if not claimer.take(key):
                 continue  # another process computes this batch now
-            idx = _todo(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
+            idx = pending_strings(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
             base = base_rows(cfg, folder, (meth, m, idx)) if idx else {}
             if continued_only:
                 idx = [i for i in idx if i in base]
@@ -180,33 +172,6 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
         claimer.close()
         bar.close()
     return folder
-
-
-def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int | None = None):
-    """The sweep's pending units ``(method, m, strings)`` in run order (an iterator, lazy).
-
-    Order: method, then batch of strings, then m — so a partial sweep already covers every m.
-    A unit is one batch of strings at one m; its finished strings are left out as the
-    iteration reaches it. ``run_sweep`` and the Ray backend (``cramming.cluster``) both follow it.
-
-    Explained in: book/cramming.md
-    """
-    folder = Path(folder)
-    ms = tuple(cfg.ms if only_ms is None else only_ms)
-    if not set(ms) <= set(cfg.ms):
-        raise ValueError(f"only_ms={ms} is not part of the sweep's m values {cfg.ms}")
-    step = cfg.batch_size if batch_size is None else int(batch_size)
-    if step <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
-               for c in range(0, cfg.n_strings, step) for m in ms]
-
-    def pending():  # a file written after planning (a resumed or parallel run) is still skipped
-        for meth, m, strings in batches:
-            if idx := [i for i in strings if not _unit_path(folder, m, meth, i).exists()]:
-                yield meth, m, idx
-
-    return pending()
 
 
 def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = False,
@@ -290,7 +255,7 @@ def base_rows(cfg: SweepConfig, folder: Path, unit) -> dict:
     bfolder = Path(folder).parent / sweep_dir(bcfg, Path(folder).parent.parent).name
     out = {}
     for i in idx:
-        path = _unit_path(bfolder, m, meth, i)
+        path = unit_path(bfolder, m, meth, i)
         if path.is_file():
             u = json.loads(path.read_text())
             out[i] = {"result": u["result"], "source": {
@@ -298,19 +263,3 @@ def base_rows(cfg: SweepConfig, folder: Path, unit) -> dict:
                 "steps": u["result"]["steps"], "wall_s": u["provenance"].get("wall_time_s"),
                 "commit": u["provenance"].get("git_commit")}}
     return out
-
-
-def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_s: float,
-               extra: dict | None = None) -> None:
-    """Write each string of a finished unit atomically to its own file (``extra``: provenance)."""
-    meth, m, idx = unit
-    for i, r in zip(idx, rows):
-        prov = results.provenance(seed=cfg.seed, device=device, dtype=cfg.dtype, wall_s=wall_s)
-        results.atomic_write_json(_unit_path(folder, m, meth, i), {
-            "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
-                       "batch": len(idx)}, "result": r, "provenance": {**prov, **(extra or {})}})
-
-
-def _todo(folder: Path, m: int, meth: str, c: int, step: int, cfg: SweepConfig) -> list[int]:
-    return [i for i in range(c, min(c + step, cfg.n_strings))
-            if not _unit_path(folder, m, meth, i).exists()]

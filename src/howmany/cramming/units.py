@@ -1,0 +1,76 @@
+"""A sweep on disk: its folder, and one file per unit of work.
+
+A sweep (``cramming.sweep``) lives in ``<store>/cramming/sweep-<model>-<kind>-<hash8>/``, named
+by its configuration's hash. Its work is split into *units*: one batch of strings at one prompt
+length m with one threshold method. Each string of a finished unit is written atomically to its
+own file ``m<m>-<method>-s<NNN>.json``, so that a file exists exactly when that string is done;
+planning the pending units and resuming a killed sweep both only look for these files.
+
+Explained in: book/cramming.md
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import results, safepaths
+
+if TYPE_CHECKING:
+    from .sweep import SweepConfig
+
+
+def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
+    """Folder of a sweep inside a results store root (named by model, kind and config hash)."""
+    name = f"sweep-{safepaths.component(cfg.model)}-{safepaths.component(cfg.kind)}"
+    return safepaths.inside(Path(root), "cramming", f"{name}-{results.config_key(cfg)}")
+
+
+def unit_path(folder: Path, m: int, method: str, i: int) -> Path:
+    """The file of string ``i`` at prompt length ``m`` with threshold method ``method``."""
+    return folder / f"m{m}-{method}-s{i:03d}.json"
+
+
+def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int | None = None):
+    """The sweep's pending units ``(method, m, strings)`` in run order (an iterator, lazy).
+
+    Order: method, then batch of strings, then m — so a partial sweep already covers every m.
+    A unit is one batch of strings at one m; its finished strings are left out as the
+    iteration reaches it. ``run_sweep`` and the Ray backend (``cramming.cluster``) both follow it.
+
+    Explained in: book/cramming.md
+    """
+    folder = Path(folder)
+    ms = tuple(cfg.ms if only_ms is None else only_ms)
+    if not set(ms) <= set(cfg.ms):
+        raise ValueError(f"only_ms={ms} is not part of the sweep's m values {cfg.ms}")
+    step = cfg.batch_size if batch_size is None else int(batch_size)
+    if step <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
+               for c in range(0, cfg.n_strings, step) for m in ms]
+
+    def pending():  # a file written after planning (a resumed or parallel run) is still skipped
+        for meth, m, strings in batches:
+            if idx := [i for i in strings if not unit_path(folder, m, meth, i).exists()]:
+                yield meth, m, idx
+
+    return pending()
+
+
+def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_s: float,
+               extra: dict | None = None) -> None:
+    """Write each string of a finished unit atomically to its own file (``extra``: provenance)."""
+    meth, m, idx = unit
+    for i, r in zip(idx, rows):
+        prov = results.provenance(seed=cfg.seed, device=device, dtype=cfg.dtype, wall_s=wall_s)
+        results.atomic_write_json(unit_path(folder, m, meth, i), {
+            "config": {"m": m, "method": meth, "string": i, "n_max": cfg.n_max(m),
+                       "batch": len(idx)}, "result": r, "provenance": {**prov, **(extra or {})}})
+
+
+def pending_strings(folder: Path, m: int, meth: str, c: int, step: int,
+                    cfg: SweepConfig) -> list[int]:
+    """The strings of the batch that starts at string ``c`` (``step`` strings) with no file yet."""
+    return [i for i in range(c, min(c + step, cfg.n_strings))
+            if not unit_path(folder, m, meth, i).exists()]
