@@ -29,6 +29,13 @@ def test_label_counts_authors(authors, label):
     assert bibstyle.author_year_label(entry) == label
 
 
+def test_a_corporate_author_is_named_without_its_braces():
+    (entry,) = _entries("@misc{k, author = {{Hugging Face transformers contributors}}, "
+                        "year = {2025}, title = {T}}")
+    assert bibstyle.author_year(entry) == ("Hugging Face transformers contributors", "2025")
+    assert bibstyle.author_year_label(entry) == "Hugging Face transformers contributors, 2025"
+
+
 def test_equal_labels_get_letters():
     bib = "".join(f"@misc{{k{i}, author = {{Meyer and Tan and Chaux}}, year = {{2026}}, title = {{T{i}}}}}"
                   for i in range(2))

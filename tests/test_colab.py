@@ -6,7 +6,7 @@ Each chapter's full conversion (executed in the smoke profile) is tested in test
 import nbformat
 import pytest
 
-from howmany import bookbuild, colab
+from howmany import bibstyle, bookbuild, colab
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_every_page_has_a_title_and_sections_resolve(info, repo_root):
 
 
 def test_citations_are_author_year_with_a_reference_list(info):
-    cite = colab.Citations(info.bib)
+    cite = bibstyle.Citations(info.bib)
     assert cite(["meyer2026howmany"], "cite") == "(Meyer et al., 2026)"
     assert cite(["meyer2026howmany"], "cite:t") == "Meyer et al. (2026)"
     assert cite(["kuratov2025cramming", "jelassi2024repeat"], "cite:p") == (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from . import myst_md, profiles
+from . import bibstyle, myst_md, profiles
 from .myst_md import GLUE_PREFIX, Context, Target
 
 COLAB_DATA = "/content/howmany"  # where the install cell clones the repository (for data/)
@@ -102,7 +102,7 @@ def book_info(root: Path, pages: list) -> BookInfo:
     return BookInfo(targets, titles, base_url, repo_url,
                     _macros(sphinx), {**NUMFIG_FORMAT, **(sphinx.get("numfig_format") or {})},
                     tuple((config.get("colab") or {}).get("gpu_chapters") or ()),
-                    _bib(root))
+                    bibstyle.bibliography(root))
 
 
 def _pages_url(repo_url: str) -> str:
@@ -126,54 +126,6 @@ def _kind(directive: str) -> str | None:
 def _macros(sphinx: dict) -> dict:
     raw = ((sphinx.get("mathjax3_config") or {}).get("tex") or {}).get("macros") or {}
     return {k: v for k, v in raw.items() if isinstance(v, str)}
-
-
-def _bib(root: Path) -> dict:
-    from pybtex.database import parse_file
-
-    path = root / "references.bib"
-    return dict(parse_file(str(path)).entries) if path.exists() else {}
-
-
-def author_year(entry) -> tuple[str, str]:
-    """("Meyer et al.", "2026"): the author–year label sphinxcontrib-bibtex prints."""
-    people = entry.persons.get("author", []) or entry.persons.get("editor", [])
-    last = [" ".join(p.last_names) or str(p) for p in people]
-    names = last[0] if len(last) == 1 else " and ".join(last) if len(last) == 2 else (
-        f"{last[0]} et al." if last else "Anonymous")
-    return names.replace("{", "").replace("}", ""), entry.fields.get("year", "n.d.")
-
-
-class Citations:
-    """Formats ``{cite}`` roles author–year and remembers what a notebook cited."""
-
-    def __init__(self, bib: dict):
-        self.bib, self.cited = bib, []
-
-    def __call__(self, keys: list[str], role: str) -> str:
-        for key in keys:
-            if key not in self.bib:
-                raise myst_md.MystError(f"citation key {key!r} is not in references.bib")
-            if key not in self.cited:
-                self.cited.append(key)
-        labels = [author_year(self.bib[k]) for k in keys]
-        if role in ("cite:t", "cite:ts", "cite:ct", "cite:cts"):
-            return "; ".join(f"{a} ({y})" for a, y in labels)
-        return "(" + "; ".join(f"{a}, {y}" for a, y in labels) + ")"
-
-    def reference_list(self) -> str:
-        """The cited works, sorted by author and year, as a Markdown section."""
-        from pybtex.database import BibliographyData
-        from pybtex.plugin import find_plugin
-
-        style = find_plugin("pybtex.style.formatting", "plain")()
-        backend = find_plugin("pybtex.backends", "markdown")()
-        keys = sorted(self.cited, key=lambda k: author_year(self.bib[k]))
-        data = BibliographyData({k: self.bib[k] for k in keys})
-        items = {e.key: e.text.render(backend).replace("\n", " ")
-                 for e in style.format_entries(data.entries.values())}
-        return "## References\n\n" + "\n".join(
-            "- **{}, {}.** {}".format(*author_year(self.bib[k]), items[k]) for k in keys)
 
 
 def install_cell(repo_url: str, commit: str) -> str:
@@ -228,7 +180,7 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
     """
     import nbformat
 
-    cites = Citations(info.bib)
+    cites = bibstyle.Citations(info.bib)
     ctx = Context(docname, glue_data(nb), info.targets, info.titles, info.base_url, cites,
                   info.macros, info.formats, root)
     cells = [nbformat.v4.new_code_cell(install_cell(repo_url or info.repo_url, commit))]
