@@ -23,7 +23,7 @@ import sys
 
 def _info(args) -> int:
     from . import __version__, plotting
-    from .results import _versions
+    from .provenance import _versions
     from .devices import resolve_device
     from .paths import data_dir
 

@@ -14,6 +14,9 @@ Where results go depends on the profile (see ``howmany.profiles``):
   an existing matching file is reused
   (so ``make results`` resumes) unless ``refresh=True`` or ``$HOWMANY_REFRESH=1``.
 
+Each record's ``provenance`` (commit, versions, machine, device, dtype, seed, times, command) is
+made by ``howmany.provenance``.
+
 Inside ``pending.plan`` nothing is computed: ``cached`` hands back what it would compute, and a
 backend that computes elsewhere (``howmany.distributed``) writes the result with ``save``.
 
@@ -23,13 +26,9 @@ Explained in: book/reproducibility.md
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import hashlib
 import json
 import os
-import platform
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -39,9 +38,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import __version__, profiles, safepaths
+from . import profiles, safepaths
 from .pending import Deferred, Pending, planning
 from .paths import data_dir, repo_root
+from .provenance import _versions, provenance  # noqa: F401 - re-exported
 
 
 class ResultError(RuntimeError):
@@ -124,45 +124,6 @@ def atomic_write_json(path: Path, obj: Any) -> Path:
             os.unlink(tmp)
         raise
     return path
-
-
-def _git(*args: str) -> str | None:
-    root = repo_root()
-    if root is None:
-        return None
-    try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def _versions() -> dict:
-    out = {"howmany": __version__, "python": platform.python_version(), "numpy": np.__version__}
-    for mod in ("torch", "transformers", "scipy", "sympy"):
-        if mod in sys.modules:  # record what the run actually used, without importing more
-            out[mod] = getattr(sys.modules[mod], "__version__", "?")
-    return out
-
-
-def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
-    """Where a result came from: git commit and dirty flag, versions, machine, times."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
-    return {
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": None if status is None else bool(status),
-        "versions": _versions(),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpu_count": os.cpu_count()},
-        "device": device,
-        "dtype": dtype,
-        "seed": seed,
-        "utc_time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "wall_time_s": None if wall_s is None else round(float(wall_s), 3),
-        "command": " ".join(sys.argv),
-        # pretrained models loaded in this process, with their hub revision or GGUF sha256
-        "models_loaded": dict(getattr(sys.modules.get("howmany.models"), "LOADED", {})),
-    }
 
 
 _TEMP_STORE: Path | None = None
