@@ -81,35 +81,6 @@ def test_bound_reads_the_geometry_chapter_for_stored_models():
     assert b["C"] == pytest.approx(stored["absolute"]["C_ball"]) and "absolute" in b["convention"]
 
 
-def test_live_view_keeps_only_the_final_figure(monkeypatch):
-    pytest.importorskip("IPython")
-    import IPython.display as ipd
-
-    shown = {}
-
-    class Handle:
-        def __init__(self, key):
-            self.key = key
-
-        def update(self, obj):
-            shown[self.key] = obj
-
-    def fake_display(obj, display_id=False):
-        key = len(shown)
-        shown[key] = obj
-        return Handle(key)
-
-    monkeypatch.setattr(ipd, "display", fake_display)
-    view = lab.LiveView(5, every_s=0.0)
-    for step in range(1, 4):
-        view(step, {"loss": [2.0 / step], "n_verified": [step - 1], "length": [step]})
-    assert "2/5" in shown[0].data and "<progress" in shown[0].data  # the bar while running
-    assert "data:image/png;base64," in shown[0].data  # and the figure under it
-    fig = view.close()
-    assert list(shown) == [0] and shown[0] is fig  # one output, now the final figure alone
-    assert view.hist["step"] == [1, 2, 3] and len(fig.axes) == 2
-
-
 def test_unprompted_baseline_counts_what_the_model_writes_from_bos_alone(lm):
     first = lab.unprompted(lm, [2, 3, 4, 5, 6])["decoded"]  # whatever it writes on its own
     own = lab.unprompted(lm, first)

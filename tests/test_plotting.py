@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
 
 from howmany import plotting  # noqa: E402
 
@@ -86,3 +87,32 @@ def test_n50_fit_is_drawn_only_over_the_measured_m_and_named():
     line = next(ln for ln in ax.lines if ln.get_label().startswith("M: least-squares line, slope 10.0"))
     assert 1.5 < min(line.get_xdata()) and max(line.get_xdata()) < 4.5
     plt.close(fig)
+
+
+def test_live_view_keeps_only_the_final_figure(monkeypatch):
+    pytest.importorskip("IPython")
+    import IPython.display as ipd
+
+    shown = {}
+
+    class Handle:
+        def __init__(self, key):
+            self.key = key
+
+        def update(self, obj):
+            shown[self.key] = obj
+
+    def fake_display(obj, display_id=False):
+        key = len(shown)
+        shown[key] = obj
+        return Handle(key)
+
+    monkeypatch.setattr(ipd, "display", fake_display)
+    view = plotting.LiveView(5, every_s=0.0)
+    for step in range(1, 4):
+        view(step, {"loss": [2.0 / step], "n_verified": [step - 1], "length": [step]})
+    assert "2/5" in shown[0].data and "<progress" in shown[0].data  # the bar while running
+    assert "data:image/png;base64," in shown[0].data  # and the figure under it
+    fig = view.close()
+    assert list(shown) == [0] and shown[0] is fig  # one output, now the final figure alone
+    assert view.hist["step"] == [1, 2, 3] and len(fig.axes) == 2

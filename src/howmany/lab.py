@@ -7,9 +7,8 @@ until a frozen model greedily reproduces as much of a reader's text as it can. T
 prefix is the text's *threshold*; Corollary 4.6 bounds it by about ``C m`` tokens, with the slope
 bound ``C`` from the geometry chapter's measured radius (THEORY.md §6–7).
 
-:class:`LiveView` is the only part that displays anything: it is a ``cram`` callback that
-updates a progress bar and a loss / verified-prefix figure in place (IPython display handles),
-and leaves just the final figure in the notebook when closed.
+The lab returns values only; its live view, a ``cram`` callback that draws while it runs, is
+``plotting.LiveView``.
 
 Explained in: book/lab.md
 """
@@ -199,66 +198,3 @@ def decode_html(target: list[str], decoded: list[str]) -> str:
                                    ("after it", _COLOURS["after"])))
     return (f'<div style="line-height:1.2"><div style="margin-bottom:4px;font-size:0.85em">'
             f'top: the text, bottom: the greedy decode · {legend}</div>{"".join(cols)}</div>')
-
-
-class LiveView:
-    """A ``cram`` callback that shows progress live in a notebook and keeps only the figure.
-
-    One output, updated in place through an IPython display handle at most every ``every_s``
-    seconds: while cramming runs, a progress bar (tqdm's meter) above the current loss /
-    verified-prefix figure; :meth:`close` replaces it with the final figure alone, so an
-    executed notebook keeps no progress text.
-
-    Explained in: book/lab.md
-    """
-
-    def __init__(self, n_tokens: int, *, every_s: float = 1.0, figsize=(8, 3)):
-        import matplotlib.pyplot as plt
-        from IPython.display import display
-
-        from . import plotting
-
-        self.n_tokens, self.every_s, self._plot = int(n_tokens), float(every_s), plotting
-        self.hist = {"step": [], "loss": [], "n_verified": [], "length": []}
-        self.fig, self.axes = plt.subplots(1, 2, figsize=figsize)
-        plt.close(self.fig)  # shown only through the display handle, never by the backend
-        self._t0 = self._last = time.perf_counter()
-        self._handle = display(self._live(), display_id=True)
-
-    def _live(self):
-        """The running view: HTML with the bar and the figure as an inline PNG."""
-        import base64
-        import io
-
-        from IPython.display import HTML
-        from tqdm import tqdm
-
-        done = int(self.hist["n_verified"][-1]) if self.hist["step"] else 0
-        step = self.hist["step"][-1] if self.hist["step"] else 0
-        meter = tqdm.format_meter(done, self.n_tokens, time.perf_counter() - self._t0,
-                                  unit="tok", prefix="verified")
-        buf = io.BytesIO()
-        self._redraw().savefig(buf, format="png", dpi=80, bbox_inches="tight")
-        png = base64.b64encode(buf.getvalue()).decode()
-        return HTML(f'<div><progress value="{done}" max="{self.n_tokens}" style="width:40%">'
-                    f'</progress> <code>{html.escape(meter)} · step {step}</code><br>'
-                    f'<img src="data:image/png;base64,{png}" style="max-width:100%"></div>')
-
-    def _redraw(self):
-        for ax in self.axes:
-            ax.clear()
-        self._plot.plot_cram_progress(self.axes, self.hist, self.n_tokens)
-        return self.fig
-
-    def __call__(self, step: int, info: dict) -> None:
-        self.hist["step"].append(int(step))
-        for key in ("loss", "n_verified", "length"):
-            self.hist[key].append(float(info[key][0]) if key in info else float("nan"))
-        if time.perf_counter() - self._last >= self.every_s:
-            self._handle.update(self._live())
-            self._last = time.perf_counter()
-
-    def close(self):
-        """Replace the running view by the final figure and return it (for ``savefig``)."""
-        self._handle.update(self._redraw())
-        return self.fig

@@ -1,18 +1,17 @@
-"""Numerical packings and Monte Carlo volumes that check the closed forms of ``howmany.bounds``.
+"""Numerical packings that check the closed forms of ``howmany.bounds``.
 
-Implements the objects of THEORY.md §2 (packing numbers, used by Thm 4.5 of Meyer et al. 2026)
-and the volume fractions of §6 (cone sector, ellipsoid, box, decoder cells). Pure NumPy/SciPy:
-exact small cases (d = 1, the ℓ∞ grid, optimal points in a disc), an exact brute-force packing
-number on tiny candidate sets, lattice packings, random maximal ε-separated sets (greedy,
-chunked through k-d trees, never an N×N matrix) and Monte Carlo estimates with standard errors.
+Implements the packing numbers of THEORY.md §2, used by Thm 4.5 of Meyer et al. 2026. Pure
+NumPy/SciPy: exact small cases (d = 1, the ℓ∞ grid, optimal points in a disc), an exact
+brute-force packing number on tiny candidate sets, lattice packings, random maximal ε-separated
+sets (greedy, chunked through k-d trees, never an N×N matrix) and uniform samples of the supports.
+The Monte Carlo volume fractions of the refined bounds live in ``howmany.volumes``.
 
-Explained in: book/packing.md and book/refined.md
+Explained in: book/packing.md
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -204,83 +203,6 @@ def lattice_packing(r: float, eps: float, dim: int, *, kind: str = "cubic",
     if shape == "cube":
         return pts[np.abs(pts).max(axis=1) <= r * (1 + _TOL)]
     return pts[np.linalg.norm(pts, axis=1) <= r * (1 + _TOL)]
-
-
-def mc_fraction(indicator: Callable[[np.ndarray], np.ndarray], sampler: Callable[[int], np.ndarray],
-                n: int, *, chunk: int = 200_000) -> tuple[float, float]:
-    """Monte Carlo fraction of samples with ``indicator`` true: (estimate, standard error).
-
-    Explained in: book/refined.md
-    """
-    hits, done = 0, 0
-    while done < n:
-        k = min(chunk, n - done)
-        hits += int(np.count_nonzero(indicator(sampler(k))))
-        done += k
-    p = hits / n
-    return p, math.sqrt(max(p * (1 - p), 1e-300) / n)
-
-
-def mc_cone_fraction(dim: int, phi: float, n: int, *, rng: np.random.Generator) -> tuple[float, float]:
-    """Fraction of the ℓ2 ball inside the cone {h : ∠(h, e₁) ≤ φ} (a spherical sector), by MC.
-
-    The cone is scale invariant, so uniform directions suffice. Compare with f_d(φ).
-
-    Explained in: book/refined.md
-    """
-    def inside(x):
-        return x[:, 0] >= np.cos(phi) * np.linalg.norm(x, axis=1)
-
-    return mc_fraction(inside, lambda k: rng.standard_normal((k, dim)), n)
-
-
-def mc_ellipsoid_volume(axes, n: int, *, rng: np.random.Generator) -> tuple[float, float]:
-    """Volume of the ellipsoid with semi-axes ``axes``: bounding-box volume × MC hit fraction.
-
-    Compare with V_d ∏ a_i. Returns (estimate, standard error).
-
-    Explained in: book/refined.md
-    """
-    a = np.asarray(axes, float)
-    box = float(np.prod(2 * a))
-    p, se = mc_fraction(lambda x: ((x / a) ** 2).sum(axis=1) <= 1,
-                        lambda k: rng.uniform(-a, a, size=(k, len(a))), n)
-    return box * p, box * se
-
-
-def mc_box_in_ball_fraction(widths, r: float, n: int, *, rng: np.random.Generator) -> tuple[float, float]:
-    """Fraction of the cube [-r, r]^d covered by a centred box of the given widths, by MC.
-
-    Compare with ∏ w_i / (2r)^d.
-
-    Explained in: book/refined.md
-    """
-    w = np.asarray(widths, float)
-    return mc_fraction(lambda x: np.all(np.abs(x) <= w / 2, axis=1),
-                       lambda k: rng.uniform(-r, r, size=(k, len(w))), n)
-
-
-def mc_cell_fractions(W: np.ndarray, b: np.ndarray | None, n: int, *, rule: str = "argmax",
-                      radius: float = 1.0, rng: np.random.Generator, chunk: int = 100_000) -> np.ndarray:
-    """Volume fractions p_t of the decoder cells E_t in a ball, by Monte Carlo.
-
-    Args:
-        W: [V, d] decoder rows w_t; b: [V] biases or None.
-        rule: "argmax" (cells of greedy decoding, ⟨w_t,h⟩+b_t maximal) or "voronoi" (nearest row).
-        radius: radius of the ℓ2 ball the states are sampled in.
-
-    Returns:
-        [V] fractions summing to 1.
-
-    Explained in: book/refined.md
-    """
-    counts = np.zeros(len(W), np.int64)
-    bias = np.zeros(len(W)) if b is None else np.asarray(b, float)
-    for start in range(0, n, chunk):
-        h = sample_support(min(chunk, n - start), W.shape[1], radius, rng=rng)
-        score = h @ W.T + bias if rule == "argmax" else -((h[:, None, :] - W[None]) ** 2).sum(-1)
-        counts += np.bincount(score.argmax(axis=1), minlength=len(W))
-    return counts / n
 
 
 def packing_sweep(ratios, dim: int, *, oversample: int = 15, seed: int = 0, n_random: int = 3) -> list[dict]:

@@ -14,8 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
+from scipy import special
 
 
 @dataclass(frozen=True)
@@ -48,33 +47,34 @@ class ToyConfig:
         return int(math.floor(2 * self.r / self.eps + 1e-9)) + 1
 
 
-class ToyTransformer(nn.Module):
+class ToyTransformer:
     """Pre-norm decoder-only transformer, one head, d_model = 2, inputs rounded to the ε-grid.
+
+    Plain NumPy in float64: the toy needs no autograd, only exact, reproducible forward passes.
 
     Explained in: book/accessible.md
     """
 
     def __init__(self, cfg: ToyConfig):
-        super().__init__()
         self.cfg = cfg
-        gen = torch.Generator().manual_seed(cfg.seed)
+        rng = np.random.default_rng(cfg.seed)
         d, s = cfg.d_model, cfg.init_scale
 
         def w(*shape):  # random weights, reproducible from cfg.seed
-            return nn.Parameter(torch.randn(*shape, generator=gen, dtype=torch.float64) * s)
+            return rng.standard_normal(shape) * s
 
         self.embed, self.pos = w(cfg.d_vocab, d), w(cfg.n_ctx, d)
-        self.attn = nn.ParameterList([w(4, d, d) / math.sqrt(d) for _ in range(cfg.n_layers)])
-        self.mlp_in = nn.ParameterList([w(d, cfg.d_mlp) / math.sqrt(d) for _ in range(cfg.n_layers)])
-        self.mlp_out = nn.ParameterList([w(cfg.d_mlp, d) / math.sqrt(cfg.d_mlp) for _ in range(cfg.n_layers)])
+        self.attn = [w(4, d, d) / math.sqrt(d) for _ in range(cfg.n_layers)]
+        self.mlp_in = [w(d, cfg.d_mlp) / math.sqrt(d) for _ in range(cfg.n_layers)]
+        self.mlp_out = [w(cfg.d_mlp, d) / math.sqrt(cfg.d_mlp) for _ in range(cfg.n_layers)]
         self.unembed, self.bias = w(cfg.d_vocab, d), w(cfg.d_vocab) * 0.1
 
-    def quantise(self, prompt: torch.Tensor) -> torch.Tensor:
+    def quantise(self, prompt: np.ndarray) -> np.ndarray:
         """Q_ε: clip to [-r, r] and round each coordinate to the grid -r + εZ (Ass. 4.3)."""
         r, eps = self.cfg.r, self.cfg.eps
-        return torch.round((prompt.clamp(-r, r) + r) / eps) * eps - r
+        return np.round((np.clip(prompt, -r, r) + r) / eps) * eps - r
 
-    def forward(self, prompt: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    def __call__(self, prompt: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         """Next-token logits at the last position.
 
         Args:
@@ -83,21 +83,30 @@ class ToyTransformer(nn.Module):
         Returns:
             [batch, d_vocab] logits.
         """
-        x = torch.cat([self.quantise(prompt), self.embed[tokens]], dim=1)  # [batch, pos, d_model]
+        x = np.concatenate([self.quantise(prompt), self.embed[tokens]], axis=1)  # [batch, pos, d]
         pos = x.shape[1]
         x = x + self.pos[:pos]
-        mask = torch.full((pos, pos), -torch.inf, dtype=x.dtype).triu(1)
+        mask = np.triu(np.full((pos, pos), -np.inf), 1)
         for a, wi, wo in zip(self.attn, self.mlp_in, self.mlp_out):
-            h = torch.tanh(x)  # bounded but magnitude-aware (an RMS norm in d = 2 keeps only the angle)
+            h = np.tanh(x)  # bounded but magnitude-aware (an RMS norm in d = 2 keeps only the angle)
             q, k, v = h @ a[0], h @ a[1], h @ a[2]
-            att = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(x.shape[-1]) + mask, dim=-1)
+            att = _softmax(q @ k.transpose(0, 2, 1) / math.sqrt(x.shape[-1]) + mask)
             x = x + (att @ v) @ a[3]
-            x = x + torch.nn.functional.gelu(torch.tanh(x) @ wi) @ wo
+            x = x + _gelu(np.tanh(x) @ wi) @ wo
         return _rms(x[:, -1]) @ self.unembed.T + self.bias
 
 
-def _rms(x: torch.Tensor) -> torch.Tensor:
-    return x / torch.sqrt((x**2).mean(-1, keepdim=True) + 1e-6)
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + special.erf(x / math.sqrt(2)))  # the exact (erf) form
+
+
+def _rms(x: np.ndarray) -> np.ndarray:
+    return x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-6)
 
 
 def grid_prompts(cfg: ToyConfig) -> np.ndarray:
@@ -111,7 +120,6 @@ def grid_prompts(cfg: ToyConfig) -> np.ndarray:
     return np.stack([g.ravel() for g in mesh], axis=1).reshape(-1, cfg.m, cfg.d_model)
 
 
-@torch.no_grad()
 def greedy_decode(model: ToyTransformer, prompts: np.ndarray, n: int, *,
                   batch: int = 65_536) -> np.ndarray:
     """Greedy outputs g_n(X) of length n for every prompt (batched).
@@ -123,11 +131,11 @@ def greedy_decode(model: ToyTransformer, prompts: np.ndarray, n: int, *,
     """
     out = np.empty((len(prompts), n), np.int64)
     for start in range(0, len(prompts), batch):
-        x = torch.as_tensor(prompts[start:start + batch], dtype=torch.float64)
-        toks = torch.empty((len(x), 0), dtype=torch.long)
+        x = np.asarray(prompts[start:start + batch], np.float64)
+        toks = np.empty((len(x), 0), np.int64)
         for _ in range(n):
-            toks = torch.cat([toks, model(x, toks).argmax(-1, keepdim=True)], dim=1)
-        out[start:start + batch] = toks.numpy()
+            toks = np.concatenate([toks, model(x, toks).argmax(-1)[:, None]], axis=1)
+        out[start:start + batch] = toks
     return out
 
 
