@@ -13,7 +13,7 @@ PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 
-.PHONY: install book test test-all smoke results remeasure notebooks readme-times check-html chapter lint clean
+.PHONY: install book test test-all smoke results remeasure remeasure-check notebooks readme-times check-html chapter lint clean
 
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
@@ -37,6 +37,9 @@ results: install  ## recompute heavy results into data/ (profile full; resumes);
 
 remeasure: install  ## the real-model sweeps again with the book's recipe, and the paper-protocol point (hours on a GPU; resumes); DTYPE=bfloat16 [BACKEND=ray]
 	$(PY) -m howmany cram --remeasure --dtype $(DTYPE) --profile full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
+
+remeasure-check: install  ## rehearse make remeasure in minutes (first m, 1/100 of the steps, 2 strings, temporary store): checks models, layouts and storage; DTYPE=bfloat16
+	$(PY) -m howmany cram --remeasure --strings 2 --dtype $(DTYPE) --profile smoke
 
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build

@@ -151,6 +151,20 @@ def test_remeasure_commands_ask_for_the_remeasure_sweeps():
     assert (book[0].seed, book[0].kind, book[0].n_max(5)) == (stored.seed, stored.kind, 256)
 
 
+def test_a_remeasure_rehearsal_runs_every_sweep_at_its_first_m_with_a_hundredth_of_the_steps():
+    full, rehearsal = cluster.remeasure_sweeps(2), cluster.remeasure_sweeps(2, rehearsal=True)
+    key = lambda c: (c.model, c.kind, c.cram.layout, c.ms[0], c.seed, c.n_max(c.ms[0]))  # noqa: E731
+    assert [key(c) for c in rehearsal] == [key(c) for c in full]
+    assert all(len(c.ms) == 1 for c in rehearsal) and max(len(c.ms) for c in full) == 5
+    for f, r in zip(full, rehearsal):
+        assert r.recipe == f"{f.recipe}@x0.01" and r.methods == f.methods
+        assert (r.cram.max_steps, r.cram.string_steps) == (
+            max(1, round(f.cram.max_steps / 100)), round(f.cram.string_steps / 100))
+    parse = cli.build_parser().parse_args
+    assert commands.configs_from_args(parse(["cram", "--remeasure", "--strings", "2",
+                                             "--profile", "smoke"])) == rehearsal
+
+
 def test_remeasure_flag_asks_for_every_remeasure_sweep_and_refuses_a_model():
     parse = cli.build_parser().parse_args
     assert commands.configs_from_args(parse(["cram", "--remeasure"])) == cluster.remeasure_sweeps()

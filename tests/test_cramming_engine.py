@@ -17,12 +17,23 @@ def lm():
     return cramming.scaling.tiny_lm(d_model=64, d_vocab=64, seed=0)
 
 
-def test_crams_four_tokens_exactly_and_greedy_confirms(lm):
+@pytest.mark.parametrize("layout", ["bos-mem", "mem-bos", "mem"])
+def test_crams_four_tokens_exactly_and_greedy_confirms_in_every_layout(lm, layout):
     target = np.array([[5, 9, 3, 7]])
-    out = cramming.cram(lm.model, lm.bos_id, target, 2, CFG, seeds=[4])[0]
+    cfg = cramming.CramConfig(max_steps=300, patience=100, layout=layout)
+    out = cramming.cram(lm.model, lm.bos_id, target, 2, cfg, seeds=[4])[0]
     assert out["status"] == "solved" and out["n_verified"] == 4
-    gen = cramming.greedy_generate(lm.model, lm.bos_id, CFG.layout, out["prompt"][None], 4)
+    gen = cramming.greedy_generate(lm.model, lm.bos_id, layout, out["prompt"][None], 4)
     assert gen.tolist() == target.tolist()
+
+
+def test_layouts_place_the_fixed_token_around_the_prompt(lm):
+    mem, ids = torch.randn(1, 2, 64), torch.tensor([[7]])
+    bos = lm.model.get_input_embeddings()(torch.tensor([[lm.bos_id]]))
+    frame = {k: cramming.decoding.frame(lm.model, lm.bos_id, k, mem, ids) for k in ("bos-mem", "mem-bos", "mem")}
+    assert torch.equal(frame["bos-mem"][:, :1], bos) and torch.equal(frame["bos-mem"][:, 1:3], mem)
+    assert torch.equal(frame["mem-bos"][:, :2], mem) and torch.equal(frame["mem-bos"][:, 2:3], bos)
+    assert frame["mem"].shape[1] == 3 and torch.equal(frame["mem"][:, :2], mem)
 
 
 def test_batch_equals_separate_runs(lm):

@@ -219,13 +219,19 @@ REMEASURE = (("smollm2-135m", "random-words", (1, 2, 3, 4, 5)),
              ("smollm2-135m", "natural", (1, 2, 3)),
              ("gemma3-270m", "random-words", (1, 2, 3, 4)))
 REPLICATION_GRID = 25  # the paper-protocol point: A(n) at n = 5, 10, ..., 25 (m = 1)
+REHEARSAL_SCALE = 0.01  # a rehearsal's share of every step cap
 
 
-def remeasure_sweeps(strings: int = 16) -> list:
+def remeasure_sweeps(strings: int = 16, *, rehearsal: bool = False) -> list:
     """The chapter's real-model sweeps re-measured with the book's recipe, then one replication
     point under the paper's protocol: Gemma-3-270M, m = 1, the grid n = 5..25, once with the
     authors' layout (``mem-bos``) and once with ours (``bos-mem``). Same strings and prompt seeds
     as the stored budget-limited sweeps; one batch holds all ``strings`` of an m.
+
+    ``rehearsal``: the same sweeps cut to their first m, with every step cap scaled by
+    ``REHEARSAL_SCALE`` (recipes ``book@x0.01`` and ``paper@x0.01``): every model, target
+    kind and layout goes through loading, cramming and storing in minutes, so a setup fault
+    shows before the hours of the real run. Its thresholds measure nothing.
 
     Explained in: book/cramming.md
     """
@@ -233,9 +239,11 @@ def remeasure_sweeps(strings: int = 16) -> list:
 
     from . import recipes
 
-    book, paper = recipes.get("book"), recipes.get("paper")
-    out = [sweep.SweepConfig.for_recipe(model, book, kind=kind, ms=ms, n_strings=strings,
-                                        batch_size=strings) for model, kind, ms in REMEASURE]
+    scale = f"@x{REHEARSAL_SCALE:g}" if rehearsal else ""
+    book, paper = recipes.get("book" + scale), recipes.get("paper" + scale)
+    out = [sweep.SweepConfig.for_recipe(model, book, kind=kind, ms=ms[:1] if rehearsal else ms,
+                                        n_strings=strings, batch_size=strings)
+           for model, kind, ms in REMEASURE]
     for layout in ("mem-bos", "bos-mem"):
         rec = replace(paper, cram=replace(paper.cram, layout=layout))
         out.append(sweep.SweepConfig.for_recipe("gemma3-270m", rec, ms=(1,), n_strings=strings,

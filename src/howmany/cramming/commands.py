@@ -33,7 +33,9 @@ def add_cli(sub) -> None:
     p.add_argument("--remeasure", action="store_true",
                    help="every sweep of the chapter's re-measurement with the book's recipe, and "
                         "the replication point under the paper's protocol "
-                        "(cramming.cluster.remeasure_sweeps; --strings per m, --dtype); no MODEL")
+                        "(cramming.cluster.remeasure_sweeps; --strings per m, --dtype); no MODEL. "
+                        "With --profile smoke, a rehearsal in minutes: the first m of each sweep, "
+                        "a hundredth of every step cap, in a temporary store")
     p.add_argument("--recipe", default=None,
                    help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
                         "('book@x2'); sets the method, optimiser and step caps "
@@ -83,7 +85,8 @@ def configs_from_args(args) -> list[SweepConfig]:
                              "MODEL, --models, --recipe and --only-m")
         from .cluster import remeasure_sweeps
 
-        return [replace(cfg, dtype=args.dtype) for cfg in remeasure_sweeps(args.strings)]
+        return [replace(cfg, dtype=args.dtype)
+                for cfg in remeasure_sweeps(args.strings, rehearsal=args.profile == "smoke")]
     if not names:
         raise ValueError("name a model (MODEL or --models A B ...)")
     jobs = [(name, kind) for name in names for kind in args.kind]
@@ -103,6 +106,9 @@ def run(args) -> int:
     cfgs = configs_from_args(args)
     root = results.store_root(args.profile, heavy=True)
     folders = [sweep_dir(cfg, root) for cfg in cfgs]
+    if args.remeasure and args.profile == "smoke":
+        print("rehearsal: the first m of each sweep with a hundredth of every step cap, in a "
+              "temporary store; it checks the setup, its thresholds measure nothing", flush=True)
     print("sweep folders:", *folders, sep="\n  ", flush=True)
     part = dict(only_ms=args.only_m, batch_size=args.run_batch)  # what this process runs
     if args.backend == "ray":
