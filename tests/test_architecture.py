@@ -100,3 +100,31 @@ def test_the_reader_of_these_rules_can_trust_them():
     inner, outer = _part("lab")
     assert {"cramming", "bounds"} <= inner
     assert "torch" in _part("models")[1] and "matplotlib" in _part("plotting")[1]
+
+
+def _docstrings():
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        yield path, "<module>", ast.get_docstring(tree) or ""
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                yield path, node.name, ast.get_docstring(node) or ""
+
+
+def test_every_module_says_where_the_book_explains_it():
+    missing = [p.relative_to(ROOT).as_posix() for p, name, doc in _docstrings()
+               if name == "<module>" and p.name != "__main__.py" and "Explained in: book/" not in doc]
+    assert not missing, f"modules without 'Explained in: book/...': {missing}"
+
+
+def test_every_explained_in_names_a_chapter_that_exists():
+    import re
+
+    book = ROOT.parents[1] / "book"
+    named = {(p.relative_to(ROOT).as_posix(), name, ref) for p, name, doc in _docstrings()
+             for line in doc.splitlines() if line.strip().startswith("Explained in:")
+             for ref in re.findall(r"book/([\w-]+\.md)", line)}
+    assert len(named) > 100  # the reader really found them
+    gone = sorted(f"{where}:{name} -> book/{ref}" for where, name, ref in named
+                  if not (book / ref).exists())
+    assert not gone, gone

@@ -1,6 +1,8 @@
 """Figure helpers for the book's experiments chapters: functions that draw on a given ax.
 
 Each public function is listed in __all__ (re-exported by howmany.plotting).
+
+Explained in: book/cramming.md and book/lab.md
 """
 
 __all__: list[str] = []

@@ -1,6 +1,8 @@
 """Figure helpers for the book's measure chapters: functions that draw on a given ax.
 
 Each public function is listed in __all__ (re-exported by howmany.plotting).
+
+Explained in: book/geometry.md and book/cells.md
 """
 
 import numpy as np

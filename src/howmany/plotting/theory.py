@@ -1,6 +1,8 @@
 """Figure helpers for the book's theory chapters: functions that draw on a given ax.
 
 Each public function is listed in __all__ (re-exported by howmany.plotting).
+
+Explained in: book/accessible.md, book/packing.md, book/counting.md, book/threshold.md, book/unbounded.md and book/refined.md
 """
 
 __all__: list[str] = []
