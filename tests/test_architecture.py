@@ -6,6 +6,7 @@ only ``plotting`` draws. Read from the source with ``ast``, so nothing is import
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -118,8 +119,6 @@ def test_every_module_says_where_the_book_explains_it():
 
 
 def test_every_explained_in_names_a_chapter_that_exists():
-    import re
-
     book = ROOT.parents[1] / "book"
     named = {(p.relative_to(ROOT).as_posix(), name, ref) for p, name, doc in _docstrings()
              for line in doc.splitlines() if line.strip().startswith("Explained in:")

@@ -65,6 +65,11 @@ def add_cli(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _rehearsal(args) -> bool:
+    """``--remeasure --profile smoke``: the re-measurement rehearsed (``remeasure_sweeps``)."""
+    return args.remeasure and args.profile == "smoke"
+
+
 def configs_from_args(args) -> list[SweepConfig]:
     """The sweeps a ``cram`` command line asks for: one per (model, kind), checked first."""
     profiles.check(args.profile)  # everything is checked before the model loads
@@ -86,7 +91,7 @@ def configs_from_args(args) -> list[SweepConfig]:
         from .cluster import remeasure_sweeps
 
         return [replace(cfg, dtype=args.dtype)
-                for cfg in remeasure_sweeps(args.strings, rehearsal=args.profile == "smoke")]
+                for cfg in remeasure_sweeps(args.strings, rehearsal=_rehearsal(args))]
     if not names:
         raise ValueError("name a model (MODEL or --models A B ...)")
     jobs = [(name, kind) for name in names for kind in args.kind]
@@ -106,7 +111,7 @@ def run(args) -> int:
     cfgs = configs_from_args(args)
     root = results.store_root(args.profile, heavy=True)
     folders = [sweep_dir(cfg, root) for cfg in cfgs]
-    if args.remeasure and args.profile == "smoke":
+    if _rehearsal(args):
         print("rehearsal: the first m of each sweep with a hundredth of every step cap, in a "
               "temporary store; it checks the setup, its thresholds measure nothing", flush=True)
     print("sweep folders:", *folders, sep="\n  ", flush=True)
