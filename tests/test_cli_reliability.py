@@ -71,6 +71,8 @@ def test_debug_flag_shows_the_traceback(tmp_path):
     (["cram", "../../x", *SMALL], "ModelNotFoundError: unknown model"),
     (["geometry", "no-such-model"], "ModelNotFoundError"),
     (["geometry", TINY, "--profile", "nonsense"], "ProfileError"),
+    (["models", "nope"], "ModelNotFoundError: no offline model named 'nope'; known: smollm2-135m"),
+    (["models", "nope", "--wheels", "wheels"], "ModelNotFoundError: no offline model named 'nope'"),
 ])
 def test_cli_error_lines_in_process(tmp_path, monkeypatch, capsys, args, match):
     monkeypatch.delenv("HOWMANY_STORE")

