@@ -9,6 +9,8 @@ PYTHON ?= python3
 BACKEND ?= inprocess
 DTYPE ?= float32
 ADDRESS ?=
+JOBS ?= 1
+TIME_LIMIT ?=
 PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
@@ -35,11 +37,11 @@ smoke: install  ## every chapter in the smoke profile, then a strict build
 results: install  ## recompute heavy results into data/ (profile full; resumes); BACKEND=ray [ADDRESS=auto]: on a Ray cluster
 	$(PY) -m howmany book execute --profile full --out _build/full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
 
-remeasure: install  ## the real-model sweeps again with the book's recipe, and the paper-protocol point (hours on a GPU; resumes); DTYPE=bfloat16 [BACKEND=ray]
-	$(PY) -m howmany cram --remeasure --dtype $(DTYPE) --profile full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS))
+remeasure: install  ## the real-model sweeps again with the book's recipe, and the paper-protocol point (hours on a GPU; resumes); DTYPE=bfloat16 [JOBS=N processes] [TIME_LIMIT=seconds] [BACKEND=ray]
+	$(PY) -m howmany cram --remeasure --dtype $(DTYPE) --profile full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS)) $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS)) $(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
 
-remeasure-check: install  ## rehearse make remeasure in minutes (first m, 1/100 of the steps, 2 strings, temporary store): checks models, layouts and storage; DTYPE=bfloat16
-	$(PY) -m howmany cram --remeasure --strings 2 --dtype $(DTYPE) --profile smoke
+remeasure-check: install  ## rehearse make remeasure in minutes (first m, 1/100 of the steps, 2 strings, temporary store): checks models, layouts and storage; DTYPE=bfloat16 [JOBS=N]
+	$(PY) -m howmany cram --remeasure --strings 2 --dtype $(DTYPE) --profile smoke $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS))
 
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build

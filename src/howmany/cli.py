@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return bookbuild.main(argv[1:])
         args = build_parser().parse_args(argv)
+        args.argv = argv  # the command line itself, for commands that start copies of it
         return args.func(args)
     except FORESEEABLE as err:
         if debug:

@@ -60,6 +60,12 @@ def add_cli(sub) -> None:
     p.add_argument("--claim-stale", type=float, default=claims.STALE_S,
                    help="seconds after which another process's untouched batch claim counts as dead")
     p.add_argument("--device", default="auto", help="inprocess backend (ray: GPUs when it has them)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="inprocess: this many processes share the sweeps' batches (on a CPU each "
+                        "gets an equal share of the cores; on a GPU they share it); logs per process")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop after this many seconds (exit status 124), keeping what finished "
+                        "and each unfinished batch's snapshot: the same command resumes")
     distributed.add_arguments(p, inprocess="one device, models one after another",
                               workers="actors")
     p.set_defaults(func=run)
@@ -80,6 +86,13 @@ def configs_from_args(args) -> list[SweepConfig]:
         raise ValueError(f"--only-m {args.only_m} must be among --m {args.m}")
     if args.run_batch is not None and args.run_batch <= 0:
         raise ValueError(f"--run-batch must be positive, got {args.run_batch}")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise ValueError(f"--time-limit must be positive seconds, got {args.time_limit:g}")
+    if args.backend == "ray" and (args.jobs > 1 or args.time_limit):
+        raise ValueError("--jobs and --time-limit are for the inprocess backend; Ray sizes its "
+                         "own workers (--workers)")
     common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings,
                   n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
                   seed=args.seed)
@@ -104,6 +117,25 @@ def configs_from_args(args) -> list[SweepConfig]:
                         **common) for name, kind in jobs]
 
 
+def _run_jobs(args, cfgs, folders, root) -> int:
+    """``--jobs``/``--time-limit``: copies of this command share the work (``cramming.jobs``)."""
+    import sys
+
+    from . import jobs, units
+
+    ms = {cfg: tuple(args.only_m or cfg.ms) for cfg in cfgs}
+    todo = [(f, m, me, i) for cfg, f in zip(cfgs, folders) for me in cfg.methods for m in ms[cfg]
+            for i in range(cfg.n_strings)]
+    argv = jobs.child_argv(getattr(args, "argv", None) or sys.argv[1:])
+    status = jobs.run_jobs(argv, args.jobs, store=root, total=len(todo), time_limit=args.time_limit,
+                           count_done=lambda: sum(units.unit_path(*t).exists() for t in todo))
+    if status == 0:
+        for cfg, folder in zip(cfgs, folders):
+            counts = summarise(load_sweep(folder))["counts"]
+            print(json.dumps({"model": cfg.model, "kind": cfg.kind, "counts": counts}))
+    return status
+
+
 def run(args) -> int:
     """Run the ``cram`` command line ``args``; returns the exit status."""
     from .. import models  # loaded only once the command line is checked
@@ -116,6 +148,8 @@ def run(args) -> int:
               "temporary store; it checks the setup, its thresholds measure nothing", flush=True)
     print("sweep folders:", *folders, sep="\n  ", flush=True)
     part = dict(only_ms=args.only_m, batch_size=args.run_batch)  # what this process runs
+    if args.jobs > 1 or args.time_limit:
+        return _run_jobs(args, cfgs, folders, root)
     if args.backend == "ray":
         from . import cluster
 
