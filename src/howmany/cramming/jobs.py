@@ -1,7 +1,7 @@
 """Several processes on one machine share a ``cram`` command: ``--jobs N`` and ``--time-limit``.
 
-One process crams one batch of strings at a time, and a step on a small model keeps neither a
-many-core CPU nor a GPU busy. ``run_jobs`` starts ``N`` copies of the same command line (without
+One process crams one batch of strings at a time, and on a CPU several one-thread processes
+cram faster than one process with every core (``benchmarks/bench_jobs.py``). ``run_jobs`` starts ``N`` copies of the same command line (without
 ``--jobs``); they split the sweep's batches through their claims (``cramming.claims``), exactly
 as processes started by hand would, and write the same unit files. On a CPU each copy gets an
 equal share of the cores as its thread count (``OMP_NUM_THREADS``) unless that is set already;
@@ -100,10 +100,13 @@ def run_jobs(argv: list[str], jobs: int, *, store: Path, count_done, total: int,
             logs.append(open(log_dir / f"job-{k}.log", "w"))
             procs.append(subprocess.Popen([sys.executable, "-m", "howmany", *argv], env=env,
                                           stdout=logs[-1], stderr=subprocess.STDOUT))
+        last = t0
         while any(p.poll() is None for p in procs):
             left = None if time_limit is None else time_limit - (time.monotonic() - t0)
-            time.sleep(poll_s if left is None else max(0.0, min(poll_s, left)))
-            bar.update(count_done() - bar.n)
+            time.sleep(0.2 if left is None else max(0.0, min(0.2, left)))
+            if time.monotonic() - last >= poll_s:  # the store is read every poll_s seconds
+                bar.update(count_done() - bar.n)
+                last = time.monotonic()
             if time_limit is not None and time.monotonic() - t0 >= time_limit:
                 status = TIMED_OUT
                 break
