@@ -166,3 +166,12 @@ def test_merge_joins_an_extension_and_refuses_other_strings_or_protocols():
         cramming.store.merge_sweeps([base, clash])
     with pytest.raises(ValueError, match="at least one"):
         cramming.store.merge_sweeps([])
+
+
+def test_a_sweep_with_no_finished_string_summarises_to_empty_counts(tmp_path):
+    # a process whose batches of this sweep were all claimed by others reaches its summary first
+    cfg = cramming.sweep.SweepConfig(model="smollm2-135m", kind="random-words", ms=(1, 2), n_strings=2)
+    folder = cramming.sweep.sweep_dir(cfg, tmp_path)
+    results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
+    summary = cramming.store.summarise(cramming.store.load_sweep(folder), n_boot=10)
+    assert summary["counts"] == {} and summary["n50"] == [] and summary["fit"] is None

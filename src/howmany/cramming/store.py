@@ -85,12 +85,13 @@ def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed
 
     Strings flagged ``nan`` are excluded and counted. An m with fewer than ``min_strings``
     finite strings is counted but gets no n50 and stays out of the fit (a median of one or two
-    strings is no n50). Returns plain JSON types.
+    strings is no n50). A sweep with no finished string yet (another process holds its
+    batches) gives empty counts. Returns plain JSON types.
 
     Explained in: book/cramming.md
     """
     units = sweep["units"]
-    method = method or next(iter(units))
+    method = method or next(iter(units), None)  # None: no string finished yet
     by_m, counts = {}, {}
     for m, rows in sorted(units.get(method, {}).items()):
         ok = [r for r in rows if r["status"] != "nan"]
