@@ -1,7 +1,9 @@
 """Provenance: where a stored number came from.
 
 Every result the book stores (``howmany.results``) carries a ``provenance`` record: the git
-commit it was computed at and whether the working tree had uncommitted changes, the versions of
+commit of the code that computed it and whether that code (``src/``, ``pyproject.toml``) had
+uncommitted changes, both read once, when the process stores its first result, so that a run of
+hours records the code it started with, not a later commit; the versions of
 the packages the run actually used, the machine, the device and dtype, the seed, the UTC time,
 the wall time, the command line, and the pretrained models loaded in the process (with their hub
 revision or the sha256 of their GGUF file). ``python -m howmany results`` lists them.
@@ -42,12 +44,27 @@ def _versions() -> dict:
     return out
 
 
+_CODE: dict | None = None  # the code this process runs: read at its first result
+
+
+def code_state() -> dict:
+    """``git_commit`` and ``git_dirty`` (uncommitted changes to ``src/`` or ``pyproject.toml``)
+    of the code this process runs, read on the first call and kept.
+
+    Explained in: book/reproducibility.md
+    """
+    global _CODE
+    if _CODE is None:
+        status = _git("status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml")
+        _CODE = {"git_commit": _git("rev-parse", "HEAD"),
+                 "git_dirty": None if status is None else bool(status)}
+    return dict(_CODE)
+
+
 def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
     """Where a result came from: git commit and dirty flag, versions, machine, times."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": None if status is None else bool(status),
+        **code_state(),
         "versions": _versions(),
         "machine": {"platform": platform.platform(), "processor": platform.machine(),
                     "cpu_count": os.cpu_count()},
