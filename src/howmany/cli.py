@@ -61,10 +61,7 @@ def _results(args) -> int:
 def _models(args) -> int:
     from . import modelcache
 
-    unknown = [n for n in args.names if n not in modelcache.OFFLINE]
-    if unknown:
-        raise modelcache.ModelNotFoundError(f"no offline model named {', '.join(map(repr, unknown))}"
-                                            f"; known: {', '.join(modelcache.OFFLINE)}")
+    modelcache.check_names(args.names)
     if args.wheels:
         for path in modelcache.download_wheels(args.wheels, args.names or None):
             print(path)

