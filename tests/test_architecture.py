@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "howmany"
-THEORY = {"bounds", "packing", "volumes", "precision", "table1", "toy"}
+THEORY = {"bounds", "refinements", "packing", "volumes", "precision", "table1", "toy"}
 MODELS = {"models", "modelcache", "checks", "devices"}
 MEASURING = {"geometry", "cells", "radius"}
 EXPERIMENTS = {"cramming", "copying", "lab"}

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from howmany import bookbuild
+from howmany import bookbuild, bookstage
 
 HEADER = textwrap.dedent("""\
     ---
@@ -49,7 +49,7 @@ def test_parameter_reaches_the_chapter_and_stage_has_no_duplicates(tmp_path):
     _mini_book(tmp_path, body)
     done = bookbuild.run_chapters(tmp_path, "smoke", tmp_path / "out", log=lambda *a, **k: None)
     stage = tmp_path / "stage"
-    bookbuild.stage(tmp_path, stage, done, offline_math=False)
+    bookstage.stage(tmp_path, stage, done, offline_math=False)
     assert (stage / "book" / "ch.ipynb").exists() and not (stage / "book" / "ch.md").exists()
     assert (stage / "book" / "intro.md").exists()
     import nbformat
@@ -64,7 +64,7 @@ def test_only_keeps_root_and_named_chapters():
     toc = {"root": "book/intro", "parts": [
         {"caption": "A", "chapters": [{"file": "book/a"}, {"file": "book/b"}]},
         {"caption": "B", "chapters": [{"file": "book/c"}]}]}
-    out = bookbuild._filter_toc(toc, {"book/b"})
+    out = bookstage._filter_toc(toc, {"book/b"})
     assert out["parts"] == [{"caption": "A", "chapters": [{"file": "book/b"}]}]
 
 
@@ -90,7 +90,7 @@ def test_stage_never_auto_includes_a_vendored_mathjax(tmp_path):
     (tmp_path / "_static" / "mathjax").mkdir(parents=True)
     (tmp_path / "_static" / "mathjax" / "tex-chtml.js").write_text("//")
     (tmp_path / "_static" / "custom.css").write_text("")
-    bookbuild.stage(tmp_path, tmp_path / "stage", {"book/ch": tmp_path / "book" / "ch.md"},
+    bookstage.stage(tmp_path, tmp_path / "stage", {"book/ch": tmp_path / "book" / "ch.md"},
                     offline_math=True)
     assert (tmp_path / "stage" / "_static" / "custom.css").exists()
     assert not list((tmp_path / "stage").rglob("*.js"))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from howmany import bounds, geometry, models, precision
+from howmany import geometry, models, precision, refinements
 
 CFG = geometry.GeometryConfig(n_prompts=3, length=12, batch_size=2, max_cone_points=10_000)
 
@@ -70,7 +70,7 @@ def test_bound_table_uses_theory_conventions():
     assert fp16["eps"] == 2**-10
     assert fp16["C_ball"] == pytest.approx(512.9, abs=0.1)  # THEORY §7, Gemma-3-270M, C_(b)
     assert rows[("fp16", "relative")]["C_ball"] == pytest.approx(426.7, abs=0.1)  # C_(a)
-    assert fp16["C_box"] == pytest.approx(float(bounds.slope_box(np.full(640, 21.48), 2**-10, 262144)))
+    assert fp16["C_box"] == pytest.approx(float(refinements.slope_box(np.full(640, 21.48), 2**-10, 262144)))
     assert fp16["C_cone"] < fp16["C_ball"]
     assert rows[("bf16", "absolute")]["eps"] == float(precision.epsilon("bf16", 1.0))
 

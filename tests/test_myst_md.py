@@ -2,8 +2,8 @@
 
 import pytest
 
-from howmany import myst_md
-from howmany.myst_md import Context, Target
+from howmany import myst_inline, myst_md
+from howmany.myst_inline import Context, Target
 
 TARGETS = {
     "fig-a": Target("book/a", "figure", 3, ""),
@@ -77,7 +77,7 @@ def test_targets_and_comments_disappear_and_code_fences_stay():
     ("{doc}`nowhere`", "unknown page"),
 ])
 def test_what_cannot_be_converted_is_an_error(text, message):
-    with pytest.raises(myst_md.MystError, match=message):
+    with pytest.raises(myst_inline.MystError, match=message):
         myst_md.convert(_ctx(), text)
 
 
@@ -86,5 +86,5 @@ def test_glue_text_formats_like_myst_nb():
 
     ctx = _ctx()
     for key, fmt in [("slope", ".1f"), ("n", "d"), ("n", ","), ("slope", ".3g"), ("name", "s")]:
-        assert myst_md.glue_text(ctx, key, fmt) == format_plain_text(
+        assert myst_inline.glue_text(ctx, key, fmt) == format_plain_text(
             ctx.glue[key]["text/plain"], fmt)

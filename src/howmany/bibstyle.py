@@ -22,7 +22,7 @@ from pybtex.style.formatting.unsrt import Style as _UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
 from pybtex.style.sorting.author_year_title import SortingStyle as _AuthorYearSorting
 
-from .myst_md import MystError
+from .myst_inline import MystError
 
 STYLE_NAME = "authoryear"  # the name _config.yml gives to ``bibtex_default_style``
 

@@ -35,11 +35,8 @@ from pathlib import Path
 import yaml
 
 from . import buildtimes, distributed, profiles
-from .bookstage import (_filter_toc, alt_texts, ensure_mathjax, install_mathjax, stage,
-                        strip_stderr)
+from .bookstage import ensure_mathjax, install_mathjax, stage, tidy_executed
 
-__all__ = ["ChapterFailed", "Page", "pages", "execute", "run_chapters", "build", "stage",
-           "main", "_filter_toc", "ensure_mathjax"]
 # Set in the kernel of every chapter: tqdm and the Hugging Face hub draw no progress bars.
 KERNEL_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
               "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
@@ -108,27 +105,6 @@ def to_notebook(src: Path, out: Path) -> Path:
     return out
 
 
-def _tidy(path: Path) -> Path | None:
-    """Hide papermill's injected cell; move stderr outputs to ``<path>.log`` (returned); give
-    captioned figures their alt text (``bookstage.alt_texts``)."""
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
-    texts = strip_stderr(nb)
-    alt_texts(nb)
-    nbformat.write(nb, path)
-    log = path.with_suffix(".log")
-    log.unlink(missing_ok=True)
-    if texts:
-        log.write_text("".join(texts), encoding="utf-8")
-        return log
-    return None
-
-
 @contextlib.contextmanager
 def _kernel_env():
     """Environment the papermill kernel inherits (restored afterwards)."""
@@ -173,7 +149,7 @@ def execute(src: Path | None, out: Path, profile: str, *, cwd: Path | None = Non
                 f"{err.exec_count}): {err.ename}: {err.evalue}\n    "
                 + "\n    ".join(first) + f"\n  partial output: {out}") from None
     secs = time.perf_counter() - t0
-    _tidy(out)
+    tidy_executed(out)
     return secs
 
 
@@ -260,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line of the pipeline (``python -m howmany book ...``)."""
     import argparse
 
-    from .myst_md import MystError
+    from .myst_inline import MystError
 
     ap = argparse.ArgumentParser(prog="howmany book", description=__doc__.splitlines()[0])
     ap.add_argument("action", choices=["build", "execute", "notebooks", "readme-times"])

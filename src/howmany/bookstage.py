@@ -3,7 +3,7 @@
 The staged tree (``_build/stage``) holds ``_config.yml``, ``_toc.yml``, ``references.bib``,
 ``_static/``, the plain pages and the *executed* notebooks (never a source and its ``.ipynb``
 together). Executed notebooks lose their stderr streams (warnings, progress bars) on the way:
-those went to the build log when the chapter ran (see ``bookbuild.execute``).
+those go to a log beside the notebook (:func:`tidy_executed`, run by ``bookbuild.execute``).
 
 MathJax is vendored from the npm package into ``_build/_vendor/mathjax`` and copied into
 ``_build/html/_static/mathjax`` *after* the HTML build: Jupyter Book adds every ``.js`` file
@@ -117,6 +117,31 @@ def alt_texts(nb) -> int:
             mystnb.setdefault("image", {})["alt"] = _plain(str(caption))
             added += 1
     return added
+
+
+def tidy_executed(path: Path) -> Path | None:
+    """Tidy an executed notebook in place: hide papermill's injected cell, move its stderr
+    outputs to ``<path>.log`` (returned, None when there were none), give captioned figures
+    their alt text (:func:`alt_texts`).
+
+    Explained in: book/reproducibility.md
+    """
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+    texts = strip_stderr(nb)
+    alt_texts(nb)
+    nbformat.write(nb, path)
+    log = path.with_suffix(".log")
+    log.unlink(missing_ok=True)
+    if texts:
+        log.write_text("".join(texts), encoding="utf-8")
+        return log
+    return None
 
 
 def stage(root: Path, stage_dir: Path, executed: dict[str, Path], *, offline_math: bool,

@@ -1,4 +1,4 @@
-"""Closed forms of Meyer et al. (2026) in log space: packing, Thm 4.5, Cor 4.6, Cor 4.10, refinements.
+"""Closed forms of Meyer et al. (2026) in log space: packing, Thm 4.5, Cor 4.6, Cor 4.10.
 
 Every count is a natural logarithm (counts such as ``(1 + 2r/eps)**(d*m)`` overflow float64).
 Each closed form exists twice: a vectorised NumPy function here and a SymPy expression in
@@ -6,18 +6,18 @@ Each closed form exists twice: a vectorised NumPy function here and a SymPy expr
 
 Paper anchors (arXiv v1 numbering): packing bounds (Sec. 4, Appendix), Theorem 4.5 (count of
 accessible sequences), Corollary 4.6 (slope bound C, threshold n*, accessible fraction),
-Corollary 4.10 (unbounded context), Sec. 5 / Table 1 refinements (box, cone, non-uniform cells).
-The precision ``eps`` comes from :mod:`howmany.precision`; the paper's tables from
-:mod:`howmany.table1`.
+Corollary 4.10 (unbounded context). The refinements of Sec. 5 / Table 1 (box, cone, ellipsoid,
+non-uniform cells) are in :mod:`howmany.refinements`; the precision ``eps`` comes from
+:mod:`howmany.precision`; the paper's tables from :mod:`howmany.table1`.
 
 Arguments (all array-likes, broadcast against each other): ``r`` radius of the support of one
 prompt vector; ``eps`` precision (side of an l_inf grid cell); ``d`` dimension of a prompt vector
 (``d_model``); ``m`` prompt length in vectors; ``n`` output length in tokens; ``V`` vocabulary
-size |V|; ``q`` order of the Wasserstein precision; ``phi`` cone half-angle in radians.
+size |V|; ``q`` order of the Wasserstein precision.
 Returns: ``log_*`` functions give natural logs (nats); ``slope_*`` and ``n_*`` give tokens
 (per prompt vector for slopes).
 
-Explained in: book/counting.md, book/threshold.md, book/unbounded.md, book/refined.md
+Explained in: book/packing.md, book/counting.md, book/threshold.md, book/unbounded.md
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import sympy as sp
-from scipy import special
 
 LN2 = float(np.log(2.0))
 
@@ -145,133 +144,12 @@ def log_threshold_both(m, d, r, eps, V, q=1):
     return np.minimum(np.log(n_star(m, d, r, eps, V)), log_n_infinity(d, r, eps, V, q))
 
 
-# ------------------------------------------------------------------ refinements (Sec. 5, Table 1)
-
-
-def _log_half_betainc(a, x):
-    """ln(I_x(a, 1/2) / 2) for x in [0, 1], stable when I underflows (hypergeometric series)."""
-    a, x = np.broadcast_arrays(np.asarray(a, float), np.asarray(x, float))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        direct = np.log(special.betainc(a, 0.5, x)) - LN2
-        # I_x(a,b) = x^a (1-x)^b / (a B(a,b)) * 2F1(a+b, 1; a+1; x), here b = 1/2
-        series = (a * np.log(x) + 0.5 * np.log1p(-x) - np.log(a) - special.betaln(a, 0.5)
-                  + np.log(special.hyp2f1(a + 0.5, 1.0, a + 1.0, x)) - LN2)
-    return np.where(np.isfinite(direct) & (direct > -600.0), direct, series)
-
-
-def log_frac_cone(d, phi):
-    """ln f_d(phi): exact fraction of the l2 ball of R^d inside a cone of half-angle ``phi``.
-
-    ``f = I_{sin^2 phi}((d-1)/2, 1/2) / 2`` for phi <= pi/2 and ``1 - that`` beyond; stable at
-    d = 768 and for tiny fractions. Checks: f_2 = phi/pi, f_3 = (1 - cos phi)/2.
-
-    >>> round(float(np.exp(log_frac_cone(3, np.pi / 3))), 12)
-    0.25
-
-    Explained in: book/refined.md
-    """
-    d, phi = np.broadcast_arrays(np.asarray(d, float), np.asarray(phi, float))
-    log_small = _log_half_betainc((d - 1.0) / 2.0, np.sin(phi) ** 2)
-    return np.where(phi <= np.pi / 2, log_small, np.log1p(-np.exp(np.minimum(log_small, 0.0))))
-
-
-def log_frac_cone_authors(d, phi):
-    """The authors' ``log_frac_cone`` in exact arithmetic: ``ln(4 f_d(phi))``, too large by ln 4.
-
-    Reproduces the Cone row of Table 1 (THEORY.md Sec. 6); not a fraction (can exceed 0).
-
-    Explained in: book/refined.md
-    """
-    return log_frac_cone(d, phi) + 2.0 * LN2
-
-
-def frac_cone_cap_split(d, phi):
-    """f_d(phi) as cone + cap (paper Fig. 6): ``V_{d-1}/(d V_d) sin^{d-1} cos + cap``.
-
-    The cone term is negative for phi > pi/2, where the cap exceeds a half ball.
-
-    Explained in: book/refined.md
-    """
-    d, phi = np.broadcast_arrays(np.asarray(d, float), np.asarray(phi, float))
-    log_ratio = special.gammaln(d / 2 + 1) - special.gammaln((d + 1) / 2) - 0.5 * np.log(np.pi)
-    cone = np.exp(log_ratio - np.log(d) + (d - 1) * np.log(np.sin(phi))) * np.cos(phi)
-    half_cap = 0.5 * special.betainc((d + 1) / 2, 0.5, np.sin(phi) ** 2)
-    return cone + np.where(phi <= np.pi / 2, half_cap, 1.0 - half_cap)
-
-
-def slope_box(widths, eps, V):
-    """Box (code "rect") slope ``sum_i ln(1 + w_i/eps) / ln|V|``; widths on the last axis.
-
-    Explained in: book/refined.md
-    """
-    logs = np.log1p(np.asarray(widths, float) / np.asarray(eps, float)[..., None])
-    return logs.sum(axis=-1) / np.log(np.asarray(V, float))
-
-
-def log_unit_ball_volume(d):
-    """ln V_d, volume of the unit l2 ball: ``(d/2) ln pi - ln Gamma(d/2 + 1)``.
-
-    Explained in: book/refined.md
-    """
-    d = np.asarray(d, dtype=float)
-    return 0.5 * d * np.log(np.pi) - special.gammaln(d / 2 + 1)
-
-
-def log_ellipsoid_volume_count(semi_axes, eps):
-    """(reconstructed) Volume count of an ellipsoid: ``sum_i ln(2 a_i/eps) + ln(V_d / 2^d)``.
-
-    Compare :func:`slope_box` with widths ``2 a_i`` (its bounding box); semi-axes on the last axis.
-
-    Explained in: book/refined.md
-    """
-    a = np.asarray(semi_axes, dtype=float)
-    d = a.shape[-1]
-    return np.log(2 * a / np.asarray(eps, float)[..., None]).sum(-1) + log_unit_ball_volume(d) - d * LN2
-
-
-def slope_cone(d, r, eps, V, phi, *, authors=False):
-    """Cone slope ``[d ln(1+2r/eps) + ln f_d(phi)] / ln|V|`` (``authors=True``: ln 4 f_d).
-
-    Explained in: book/refined.md
-    """
-    log_f = log_frac_cone_authors(d, phi) if authors else log_frac_cone(d, phi)
-    return (log_packing_upper(r, eps, d) + log_f) / np.log(np.asarray(V, float))
-
-
-def mu_from_fractions(p):
-    """Cell entropy rate ``mu = -mean_t ln p_t`` (nats per token; last axis = tokens).
-
-    Dead tokens (``p_t = 0``) make ``mu = inf`` (returned, no warning): they are never decoded,
-    so random strings containing them are inaccessible. Negative ``p`` raises ``ValueError``.
-
-    >>> float(mu_from_fractions([0.25, 0.25, 0.25, 0.25])) == float(np.log(4))
-    True
-
-    Explained in: book/refined.md
-    """
-    p = np.asarray(p, dtype=float)
-    if np.any(p < 0) or np.any(~np.isfinite(p)):
-        raise ValueError("cell fractions must be finite and >= 0")
-    with np.errstate(divide="ignore"):
-        return -np.log(p).mean(axis=-1)
-
-
-def slope_cells(log_P, mu):
-    """Non-uniform cells slope ``C_cell = ln P(E, eps) / mu`` (= C ln|V|/mu <= C by Jensen).
-
-    Explained in: book/refined.md
-    """
-    return np.asarray(log_P, float) / np.asarray(mu, float)
-
-
 # ------------------------------------------------------------------------------ SymPy twins
 
 
 def _build_sym() -> SimpleNamespace:
     """SymPy symbols and closed forms mirroring the NumPy functions above (same names)."""
-    r, eps, d, m, n, V, q, phi, log_P, mu = sp.symbols("r epsilon d m n V q phi log_P mu", positive=True)
-    i, t = sp.symbols("i t", integer=True, positive=True)
-    w, p = sp.IndexedBase("w", positive=True), sp.IndexedBase("p", positive=True)
+    r, eps, d, m, n, V, q = sp.symbols("r epsilon d m n V q", positive=True)
     L = sp.log(1 + 2 * r / eps)  # nats per coordinate
     packing_upper = (1 + 2 * r / eps) ** d
     N_m = (1 + 2 * r / eps) ** (d * m)  # Thm 4.5 count bound
@@ -279,9 +157,8 @@ def _build_sym() -> SimpleNamespace:
     G = (1 + 2 * r / eps) ** d  # atoms of the eps-grid (Thm 4.9)
     N_inf = (sp.E + sp.E * (2 * r / eps) ** q) ** G
     log_log_N_infinity = d * L + sp.log(1 + sp.log(1 + (2 * r / eps) ** q))
-    mu_cells = -sp.Sum(sp.log(p[t]), (t, 1, V)) / V
     return SimpleNamespace(
-        r=r, eps=eps, d=d, m=m, n=n, V=V, q=q, phi=phi, log_P=log_P, mu=mu, i=i, t=t, w=w, p=p, L=L,
+        r=r, eps=eps, d=d, m=m, n=n, V=V, q=q, L=L,
         packing_upper=packing_upper, log_packing_upper=d * L, log_packing_lower=d * sp.log(r / eps),
         log_grid_count=d * sp.log(sp.floor(2 * r / eps) + 1),
         N_m=N_m, log_n_accessible_upper=d * m * L, C=C, n_star=C * m,
@@ -290,16 +167,11 @@ def _build_sym() -> SimpleNamespace:
         n50_upper=C * m + sp.log(2) / sp.log(V),
         G=G, N_inf=N_inf, log_log_N_infinity=log_log_N_infinity,
         log_n_infinity=log_log_N_infinity - sp.log(sp.log(V)),
-        frac_cone=sp.betainc_regularized((d - 1) / 2, sp.Rational(1, 2), 0, sp.sin(phi) ** 2) / 2,
-        frac_cone_2=phi / sp.pi, frac_cone_3=(1 - sp.cos(phi)) / 2,
-        slope_box=sp.Sum(sp.log(1 + w[i] / eps), (i, 1, d)) / sp.log(V),
-        mu_cells=mu_cells, slope_cells=log_P / mu,
-        log_unit_ball_volume=d / 2 * sp.log(sp.pi) - sp.loggamma(d / 2 + 1),
     )
 
 
 sym = _build_sym()
-"""Symbols (``sym.r, sym.eps, sym.d, sym.m, sym.n, sym.V, sym.q, sym.phi``) and expressions
+"""Symbols (``sym.r, sym.eps, sym.d, sym.m, sym.n, sym.V, sym.q``) and expressions
 (``sym.C``, ``sym.A_bound``, ``sym.n_star``, ``sym.N_inf``, ...) for assertions in the chapters."""
 
 

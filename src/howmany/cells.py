@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import profiles
+from . import models, profiles
 
 SUPPORTS = ("box", "ball", "ellipsoid", "empirical")
 
@@ -218,28 +218,20 @@ def measure(lm, states: torch.Tensor, cfg: CellsConfig, *, verbose: bool = False
     W, b = decoder(lm.model)
     support = Support(states, cfg.support)
     out = cell_statistics(count_cells(W, b, support, cfg, verbose=verbose))
-    out["top_strings"] = token_strings(lm.tokenizer, out["top_ids"])
+    out["top_strings"] = models.token_strings(lm.tokenizer, out["top_ids"])
     pts = support.sample(cfg.n_other, torch.Generator().manual_seed(cfg.seed + 1))
     arg, vor = assign(pts, W, b), assign(pts, W, b, rule="voronoi")
     vstats = cell_statistics(torch.bincount(vor, minlength=W.shape[0]).numpy(), top=10)
     out["voronoi"] = {"agree": float((arg == vor).float().mean()), "n": cfg.n_other,
                       "top_ids": vstats["top_ids"], "top_p": vstats["top_p"],
-                      "top_strings": token_strings(lm.tokenizer, vstats["top_ids"])}
+                      "top_strings": models.token_strings(lm.tokenizer, vstats["top_ids"])}
     out["supports"] = {}
     for kind in (k for k in SUPPORTS if k != cfg.support):
         small = dataclasses.replace(cfg, support=kind, n_samples=cfg.n_other)
         st = cell_statistics(count_cells(W, b, Support(states, kind), small), top=10)
-        st["top_strings"] = token_strings(lm.tokenizer, st["top_ids"])
+        st["top_strings"] = models.token_strings(lm.tokenizer, st["top_ids"])
         out["supports"][kind] = st
     return out
-
-
-def refined_slope(C: float, d_vocab: int, mu: float) -> float:
-    """Non-uniform cells slope ``C ln|V| / mu`` (THEORY.md §6; <= C since mu >= ln|V|).
-
-    Explained in: book/cells.md
-    """
-    return float(C * np.log(d_vocab) / mu)
 
 
 @torch.inference_mode()
@@ -262,13 +254,6 @@ def plane_labels(W: torch.Tensor, b: torch.Tensor | None, anchors: torch.Tensor,
     return labels.numpy(), (-margin, 1 + margin, -margin, 1 + margin)
 
 
-def token_strings(tokenizer, ids) -> list[str]:
-    """Readable strings of token ids (``repr`` shows spaces and newlines); ``#id`` without tokenizer."""
-    if tokenizer is None:
-        return [f"#{int(i)}" for i in ids]
-    return [repr(tokenizer.decode([int(i)])) for i in ids]
-
-
 def run(name: str, gcfg, cfg: CellsConfig, *, verbose: bool = False) -> dict:
     """Load a model, sample its states (``geometry.GeometryConfig`` ``gcfg``) and measure its cells.
 
@@ -278,7 +263,7 @@ def run(name: str, gcfg, cfg: CellsConfig, *, verbose: bool = False) -> dict:
 
     Explained in: book/cells.md
     """
-    from . import geometry, models
+    from . import geometry
 
     lm = models.load(name)
     sources = ("random",) if lm.tokenizer is None else ("random", "text")

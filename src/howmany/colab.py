@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from . import bibstyle, myst_md, profiles
-from .myst_md import GLUE_PREFIX, Context, Target
+from . import bibstyle, myst_inline, myst_md, profiles
+from .myst_inline import GLUE_PREFIX, Context, Target
 
 COLAB_DATA = "/content/howmany"  # where the install cell clones the repository (for data/)
 GPU_ADMONITION = "_admonitions/gpu.md"  # a chapter including it asks Colab for a GPU
@@ -35,7 +35,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 class BookInfo:
     """What every notebook's conversion needs to know about the whole book."""
 
-    targets: dict  # label -> myst_md.Target, numbered as Sphinx numbers them
+    targets: dict  # label -> myst_inline.Target, numbered as Sphinx numbers them
     titles: dict  # docname -> page title (first heading)
     base_url: str  # online book (html.baseurl of _config.yml)
     repo_url: str  # repository.url of _config.yml
@@ -89,13 +89,13 @@ def book_info(root: Path, pages: list) -> BookInfo:
                         targets[label] = Target(page.docname, "section", None, h["title"])
                     pending.clear()
                 elif m := _OPEN.match(line):
-                    opts, _ = myst_md._options(lines[i + 1:])
+                    opts, _ = myst_md.options(lines[i + 1:])
                     label = opts.get("label") or opts.get("name")
                     kind = _kind(m["name"])
                     if kind and "nonumber" not in opts and (label or kind not in (
                             "figure", "table", "equation")):
                         number(kind, label, page.docname, m["arg"].strip())
-                elif m := myst_md._DOLLAR_LABEL.search(line):
+                elif m := myst_md.DOLLAR_LABEL.search(line):
                     number("equation", m["label"], page.docname)
     repo_url = str((config.get("repository") or {}).get("url", ""))
     base_url = (config.get("html") or {}).get("baseurl") or _pages_url(repo_url)
@@ -176,7 +176,7 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
     ``_config.yml`` (a local clone, in the tests).
 
     Raises:
-        myst_md.MystError: a MyST construct that cannot be converted.
+        myst_inline.MystError: a MyST construct that cannot be converted.
     """
     import nbformat
 
@@ -201,9 +201,9 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
         cell.outputs = _reader_outputs(cell.get("outputs", []))
         fig = (cell.metadata.get("mystnb") or {}).get("figure") or {}
         if markdown and (fig.get("caption") or fig.get("name")):
-            head = (myst_md._number_text(ctx, info.targets[fig["name"]], None)
+            head = (myst_inline.number_text(ctx, info.targets[fig["name"]], None)
                     if fig.get("name") else "")
-            caption = myst_md.inline(ctx, str(fig.get("caption", "")))
+            caption = myst_inline.inline(ctx, str(fig.get("caption", "")))
             cells.append(nbformat.v4.new_markdown_cell(f"**{head}.** {caption}".strip()
                                                        if head else caption))
     if markdown and cites.cited:
@@ -216,7 +216,7 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
     if Path(docname).name in info.gpu_chapters or gpu_note:
         out.metadata["accelerator"] = "GPU"
         out.metadata["colab"]["gpuType"] = "T4"
-    out.metadata["howmany"] = {"commit": commit, "page": myst_md.page_url(ctx, docname)}
+    out.metadata["howmany"] = {"commit": commit, "page": myst_inline.page_url(ctx, docname)}
     return out
 
 
@@ -239,7 +239,7 @@ def write_notebooks(root: Path, out_dir: Path, profile: str = "default", *,
     pins ``commit`` (default: the checkout's HEAD).
 
     Raises:
-        myst_md.MystError: a chapter holds MyST the converter cannot turn into Markdown.
+        myst_inline.MystError: a chapter holds MyST the converter cannot turn into Markdown.
     """
     import nbformat
 

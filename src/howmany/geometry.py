@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import bounds, precision, profiles
+from . import bounds, precision, profiles, refinements
 from .models import LM
 
 PERCENTILES = (50.0, 99.0, 99.9)
@@ -211,8 +211,8 @@ def bound_table(summary: dict, d: int, d_vocab: int, *, conventions=("absolute",
             eps = float(precision.epsilon(fmt, r, conv))
             rows.append({"format": fmt, "convention": conv, "eps": eps,
                          "C_ball": float(bounds.slope_bound(d, r, eps, d_vocab)),
-                         "C_box": float(bounds.slope_box(widths, eps, d_vocab)),
-                         "C_cone": float(bounds.slope_cone(d, r, eps, d_vocab, phi))})
+                         "C_box": float(refinements.slope_box(widths, eps, d_vocab)),
+                         "C_cone": float(refinements.slope_cone(d, r, eps, d_vocab, phi))})
     return rows
 
 

@@ -220,3 +220,13 @@ def load(name: str, *, dtype: str = "float32", device: str = "auto") -> LM:
     raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
                              f"{', '.join(offline_names())}; hub ids like "
                              "'EleutherAI/pythia-160m' need a network.")
+
+
+def token_strings(tokenizer, ids) -> list[str]:
+    """Readable strings of token ids (``repr`` shows spaces and newlines); ``#id`` without tokenizer.
+
+    Explained in: book/cells.md
+    """
+    if tokenizer is None:
+        return [f"#{int(i)}" for i in ids]
+    return [repr(tokenizer.decode([int(i)])) for i in ids]

@@ -195,6 +195,8 @@ def largest_cells(lm, states: torch.Tensor, cfg: RadiusConfig) -> dict:
 
     Explained in: book/cells.md
     """
+    from . import models
+
     W, b = cells.decoder(lm.model)
     finite = states[torch.isfinite(states).all(1)]
     support = cells.Support(finite, "box")
@@ -203,7 +205,7 @@ def largest_cells(lm, states: torch.Tensor, cfg: RadiusConfig) -> dict:
         ccfg = cells.CellsConfig(n_samples=cfg.cell_points, rule=rule, seed=cfg.seed)
         st = cells.cell_statistics(cells.count_cells(W, b, support, ccfg), top=1)
         out[rule] = {"p_max": st["top_p"][0], "se": st["top_se"][0], "n_hit": st["n_hit"],
-                     "n": st["n"], "string": cells.token_strings(lm.tokenizer, st["top_ids"])[0]}
+                     "n": st["n"], "string": models.token_strings(lm.tokenizer, st["top_ids"])[0]}
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bounds, precision
+from . import bounds, precision, refinements
 
 CITATION = "meyer2026howmany"  # bib key; Tables 1 and 2
 
@@ -100,7 +100,7 @@ def table1_cone_row(*, authors: bool = True, convention: str = "absolute") -> np
     """
     d, V, r, phi = _column("d"), _column("V"), _column("r"), _column("theta") / 2
     eps = precision.epsilon("fp16", r, convention)
-    return bounds.slope_cone(d, r, eps, V, phi, authors=authors) / _column("slope_pg19")
+    return refinements.slope_cone(d, r, eps, V, phi, authors=authors) / _column("slope_pg19")
 
 
 def cells_over_ellipsoid(*, labels: str = "attached") -> np.ndarray:
