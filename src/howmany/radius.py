@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from . import cells, profiles
+from . import cells, models, profiles
 
 WEIGHTS = ("loaded", "unloaded")  # the checkpoint's weights, or the random init AutoModel gave Gemma-3
 
@@ -195,8 +195,6 @@ def largest_cells(lm, states: torch.Tensor, cfg: RadiusConfig) -> dict:
 
     Explained in: book/cells.md
     """
-    from . import models
-
     W, b = cells.decoder(lm.model)
     finite = states[torch.isfinite(states).all(1)]
     support = cells.Support(finite, "box")
@@ -211,8 +209,6 @@ def largest_cells(lm, states: torch.Tensor, cfg: RadiusConfig) -> dict:
 
 def _body(name: str, weights: str, dtype: str, cfg: RadiusConfig):
     """``(lm, base model)``: ``name`` loaded in ``dtype``, or its unloaded twin cast to it."""
-    from . import models
-
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {WEIGHTS}, not {weights!r}")
     lm = models.load(name, dtype=dtype if weights == "loaded" else "float32", device="cpu")
@@ -225,8 +221,6 @@ def run(name: str, weights: str, dtype: str, cfg: RadiusConfig, *, verbose: bool
 
     Explained in: book/geometry.md
     """
-    from . import models
-
     lm, body = _body(name, weights, dtype, cfg)
     out = sweep(body, cfg, verbose=verbose)
     if dtype != "float32":  # the decoder in float32 for the cells, never a rounded copy
@@ -258,7 +252,7 @@ def cached_cone_angle(name: str, weights: str, dtype: str, profile: str):
 
     Explained in: book/geometry.md
     """
-    from . import models, results
+    from . import results
 
     real = name in models.OFFLINE
     cfg = RadiusConfig() if real else RadiusConfig.for_profile(profile)
@@ -277,7 +271,7 @@ def cached_run(name: str, weights: str, dtype: str, profile: str, *, verbose: bo
 
     Explained in: book/geometry.md
     """
-    from . import models, results
+    from . import results
 
     real = name in models.OFFLINE
     cfg = RadiusConfig() if real else RadiusConfig.for_profile(profile)
