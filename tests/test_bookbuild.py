@@ -68,6 +68,20 @@ def test_only_keeps_root_and_named_chapters():
     assert out["parts"] == [{"caption": "A", "chapters": [{"file": "book/b"}]}]
 
 
+def test_an_unknown_chapter_in_only_is_one_line_naming_the_chapters(tmp_path, capsys):
+    _mini_book(tmp_path, "# Ch\n")
+    with pytest.raises(ValueError, match=r"no chapter named 'nope'; chapters: intro, ch$"):
+        bookbuild.pages(tmp_path, ["ch", "nope"])
+    assert [p.docname for p in bookbuild.pages(tmp_path, ["ch"])] == ["book/intro", "book/ch"]
+    assert [p.docname for p in bookbuild.pages(tmp_path, ["book/ch"])] == ["book/intro", "book/ch"]
+    for action in ("build", "execute", "notebooks"):
+        assert bookbuild.main([action, "--root", str(tmp_path), "--only", "nope",
+                               "--out", str(tmp_path / "out")]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err == "error: no chapter named 'nope'; chapters: intro, ch", err
+    assert not (tmp_path / "out").exists()
+
+
 def test_stderr_goes_to_the_log_not_the_page(tmp_path):
     body = ("```{code-cell} ipython3\n:tags: [parameters]\nPROFILE = 'default'\n```\n\n"
             "```{code-cell} ipython3\nimport os, sys, warnings\n"

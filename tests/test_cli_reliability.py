@@ -78,11 +78,14 @@ def test_cli_error_lines_in_process(tmp_path, monkeypatch, capsys, args, match):
     monkeypatch.delenv("HOWMANY_STORE")
     monkeypatch.setenv("HOWMANY_DATA", str(tmp_path / "data"))
     assert cli.main(args) == 2
-    err = capsys.readouterr().err.strip()
+    cap = capsys.readouterr()
+    err = cap.err.strip()
     import re
 
     assert err.startswith("error: ") and "\n" not in err and re.search(match, err), err
     assert not (tmp_path / "data").exists()
+    if "unknown model" in match:  # a wrong name stops before any sweep folder is announced
+        assert "sweep folders" not in cap.out, cap.out
 
 
 def test_cuda_without_gpu_is_one_line(tmp_path, monkeypatch, capsys):

@@ -73,16 +73,33 @@ def _is_jupytext(path: Path) -> bool:
     return path.suffix == ".py" or ("kernelspec:" in head and "jupytext:" in head)
 
 
+def _toc_docs(root: Path) -> list[str]:
+    """The documents ``<root>/_toc.yml`` names, without their suffixes, in reading order."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    return [d.rsplit(".", 1)[0] if d.endswith((".md", ".py", ".ipynb")) else d
+            for d in _toc_files(toc)]
+
+
+def check_only(docs: list[str], only: list[str]) -> None:
+    """Raise ``ValueError`` for a name in ``only`` that is no page of ``docs`` (path or stem)."""
+    known = set(docs) | {d.split("/")[-1] for d in docs}
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise ValueError(f"no chapter named {', '.join(map(repr, unknown))}; chapters: "
+                         + ", ".join(d.split("/")[-1] for d in docs))
+
+
 def pages(root: Path, only: list[str] | None = None) -> list[Page]:
     """Every page named in ``<root>/_toc.yml``, in reading order.
 
     With ``only`` (a preview of some chapters), pages that do not exist yet are skipped
     unless they are among ``only``; otherwise a missing page is an error.
     """
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    docs = _toc_docs(root)
+    if only:
+        check_only(docs, only)
     found = []
-    for doc in _toc_files(toc):
-        doc = doc.rsplit(".", 1)[0] if doc.endswith((".md", ".py", ".ipynb")) else doc
+    for doc in docs:
         candidates = [root / f"{doc}{ext}" for ext in (".md", ".py")]
         src = next((c for c in candidates if c.exists()), None)
         if src is None and only and doc not in only and doc.split("/")[-1] not in only:

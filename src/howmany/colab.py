@@ -243,15 +243,17 @@ def write_notebooks(root: Path, out_dir: Path, profile: str = "default", *,
     """
     import nbformat
 
-    from .bookbuild import execute, pages
+    from .bookbuild import check_only, execute, pages
 
     profiles.check(profile)
+    all_pages = pages(root)
+    if only:
+        check_only([p.docname for p in all_pages], only)
     build_dir = build_dir or root / "_build"
     if commit is None:
         commit, dirty = _commit(root)
         if dirty:
             log(f"note: uncommitted changes; the notebooks pin {commit[:8]}, which lacks them")
-    all_pages = pages(root)
     info = book_info(root, all_pages)
     written = []
     for page in all_pages:

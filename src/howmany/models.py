@@ -36,7 +36,7 @@ from .modelcache import (MANIFEST, OFFLINE, ModelIntegrityError, ModelNotFoundEr
 from .devices import resolve_device
 
 __all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
-           "tiny", "cache_dir", "offline_names", "display_name", "TINY_PATTERN", "MANIFEST"]
+           "check_name", "tiny", "cache_dir", "offline_names", "display_name", "TINY_PATTERN", "MANIFEST"]
 
 # Models loaded in this process: name -> revision (hub commit, or sha256 of the GGUF file); read by
 # ``results.provenance`` so that every stored result names the exact weights it was made with.
@@ -213,10 +213,19 @@ def load(name: str, *, dtype: str = "float32", device: str = "auto") -> LM:
         lm.revision = f"sha256:{OFFLINE[name].sha256}"
         LOADED[name] = lm.revision
         return lm
-    if "/" in name and ".." not in name.split("/"):
-        lm = _load_hub(name, dtype, device)
-        LOADED[name] = lm.revision
-        return lm
+    check_name(name)  # what is left must be a hub id
+    lm = _load_hub(name, dtype, device)
+    LOADED[name] = lm.revision
+    return lm
+
+
+def check_name(name: str) -> None:
+    """Raise ``ModelNotFoundError`` unless ``load`` can resolve ``name`` (before any work starts).
+
+    Explained in: book/geometry.md
+    """
+    if name in OFFLINE or TINY_PATTERN.match(name) or ("/" in name and ".." not in name.split("/")):
+        return
     raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
                              f"{', '.join(offline_names())}; hub ids like "
                              "'EleutherAI/pythia-160m' need a network.")

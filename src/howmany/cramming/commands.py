@@ -141,6 +141,8 @@ def run(args) -> int:
     from .. import models  # loaded only once the command line is checked
 
     cfgs = configs_from_args(args)
+    for cfg in cfgs:
+        models.check_name(cfg.model)  # a wrong name stops before anything is printed or written
     root = results.store_root(args.profile, heavy=True)
     folders = [sweep_dir(cfg, root) for cfg in cfgs]
     if _rehearsal(args):
