@@ -36,7 +36,8 @@ from .modelcache import (MANIFEST, OFFLINE, ModelIntegrityError, ModelNotFoundEr
 from .devices import resolve_device
 
 __all__ = ["LM", "OfflineSpec", "OFFLINE", "ModelNotFoundError", "ModelIntegrityError", "load",
-           "check_name", "tiny", "cache_dir", "offline_names", "display_name", "TINY_PATTERN", "MANIFEST"]
+           "check_name", "tiny", "cache_dir", "offline_names", "display_name", "TINY_PATTERN",
+           "MANIFEST"]
 
 # Models loaded in this process: name -> revision (hub commit, or sha256 of the GGUF file); read by
 # ``results.provenance`` so that every stored result names the exact weights it was made with.
@@ -224,7 +225,8 @@ def check_name(name: str) -> None:
 
     Explained in: book/geometry.md
     """
-    if name in OFFLINE or TINY_PATTERN.match(name) or ("/" in name and ".." not in name.split("/")):
+    hub_id = "/" in name and ".." not in name.split("/")
+    if name in OFFLINE or TINY_PATTERN.match(name) or hub_id:
         return
     raise ModelNotFoundError(f"unknown model {name!r}. Names that work offline: "
                              f"{', '.join(offline_names())}; hub ids like "
