@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import subprocess
 from pathlib import Path
 
 from .paths import data_dir
+from .provenance import cpu_model
 
 START, END = "<!-- build-times:start -->", "<!-- build-times:end -->"
 
@@ -31,11 +31,8 @@ def times_path() -> Path:
 
 def machine() -> dict:
     """CPU model, logical cores, memory (GB) and GPU name(s) of this machine."""
-    cpu, mem_gb = platform.processor() or platform.machine(), None
+    cpu, mem_gb = cpu_model(), None
     try:
-        info = Path("/proc/cpuinfo").read_text()
-        cpu = next(ln.split(":", 1)[1].strip() for ln in info.splitlines()
-                   if ln.startswith("model name"))
         kb = next(int(ln.split()[1]) for ln in Path("/proc/meminfo").read_text().splitlines()
                   if ln.startswith("MemTotal"))
         mem_gb = round(kb / 2**20, 1)

@@ -4,7 +4,7 @@ Every result the book stores (``howmany.results``) carries a ``provenance`` reco
 commit of the code that computed it and whether that code (``src/``, ``pyproject.toml``) had
 uncommitted changes, both read once, when the process stores its first result, so that a run of
 hours records the code it started with, not a later commit; the versions of
-the packages the run actually used, the machine, the device and dtype, the seed, the UTC time,
+the packages the run actually used, the machine (with its processor model), the device and dtype, the seed, the UTC time,
 the wall time, the command line, and the pretrained models loaded in the process (with their hub
 revision or the sha256 of their GGUF file). ``python -m howmany results`` lists them.
 
@@ -14,10 +14,12 @@ Explained in: book/reproducibility.md
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -61,13 +63,29 @@ def code_state() -> dict:
     return dict(_CODE)
 
 
+@functools.cache
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), or the architecture where it is not read.
+
+    Wall times of runs on two machines compare only with their processors named.
+
+    Explained in: book/reproducibility.md
+    """
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+        return next(ln.split(":", 1)[1].strip() for ln in info.splitlines()
+                    if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def provenance(*, seed=None, device=None, dtype=None, wall_s=None) -> dict:
     """Where a result came from: git commit and dirty flag, versions, machine, times."""
     return {
         **code_state(),
         "versions": _versions(),
         "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpu_count": os.cpu_count()},
+                    "cpu": cpu_model(), "cpu_count": os.cpu_count()},
         "device": device,
         "dtype": dtype,
         "seed": seed,
