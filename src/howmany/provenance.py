@@ -4,8 +4,8 @@ Every result the book stores (``howmany.results``) carries a ``provenance`` reco
 commit of the code that computed it and whether that code (``src/``, ``pyproject.toml``) had
 uncommitted changes, both read once, when the process stores its first result, so that a run of
 hours records the code it started with, not a later commit; the versions of
-the packages the run actually used, the machine (with its processor model), the device and dtype, the seed, the UTC time,
-the wall time, the command line, and the pretrained models loaded in the process (with their hub
+the packages the run actually used, the machine (with its processor model), the device and
+dtype, the seed, the UTC time, the wall time, the command line, and the pretrained models loaded in the process (with their hub
 revision or the sha256 of their GGUF file). ``python -m howmany results`` lists them.
 
 Explained in: book/reproducibility.md
