@@ -28,7 +28,8 @@ def test_the_machine_names_its_processor(monkeypatch, tmp_path):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nmodel name\t: Example CPU 9000 @ 2.0GHz\nflags\t: fpu\n")
     real_path = provenance.Path
-    monkeypatch.setattr(provenance, "Path", lambda p: info if p == "/proc/cpuinfo" else real_path(p))
+    monkeypatch.setattr(provenance, "Path",
+                        lambda p: info if p == "/proc/cpuinfo" else real_path(p))
     provenance.cpu_model.cache_clear()
     try:
         assert provenance.cpu_model() == "Example CPU 9000 @ 2.0GHz"

@@ -5,8 +5,8 @@ commit of the code that computed it and whether that code (``src/``, ``pyproject
 uncommitted changes, both read once, when the process stores its first result, so that a run of
 hours records the code it started with, not a later commit; the versions of
 the packages the run actually used, the machine (with its processor model), the device and
-dtype, the seed, the UTC time, the wall time, the command line, and the pretrained models loaded in the process (with their hub
-revision or the sha256 of their GGUF file). ``python -m howmany results`` lists them.
+dtype, the seed, the UTC time, the wall time, the command line, and the pretrained models loaded
+in the process (with their hub revision or the sha256 of their GGUF file). ``python -m howmany results`` lists them.
 
 Explained in: book/reproducibility.md
 """
