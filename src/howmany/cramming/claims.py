@@ -59,6 +59,15 @@ def _dead(path: Path, stale_s: float) -> bool:
     return False
 
 
+def held(folder: Path, key: str, *, stale_s: float = STALE_S) -> bool:
+    """Whether a live process (another one than the caller) holds the claim on ``key``.
+
+    Explained in: book/cramming.md
+    """
+    path = Path(folder) / ".claims" / f"{key}.claim"
+    return path.is_file() and not _dead(path, stale_s) and path.exists()  # not released meanwhile
+
+
 def acquire(folder: Path, key: str, *, stale_s: float = STALE_S) -> Path | None:
     """Claim ``key`` in ``folder``; the claim file's path, or ``None`` if a live process holds it.
 

@@ -36,6 +36,10 @@ def add_cli(sub) -> None:
                         "(cramming.cluster.remeasure_sweeps; --strings per m, --dtype); no MODEL. "
                         "With --profile smoke, a rehearsal in minutes: the first m of each sweep, "
                         "a hundredth of every step cap, in a temporary store")
+    p.add_argument("--progress", action="store_true",
+                   help="where the store's sweeps stand (only MODEL's or --models' when named): "
+                        "strings finished, in flight (running now or paused) and not started; "
+                        "reads files only, computes nothing")
     p.add_argument("--recipe", default=None,
                    help=f"a named recipe: {', '.join(recipes.PRESETS)}, optionally scaled "
                         "('book@x2'); sets the method, optimiser and step caps "
@@ -136,10 +140,53 @@ def _run_jobs(args, cfgs, folders, root) -> int:
     return status
 
 
+def _hours(s: float) -> str:
+    return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h"
+
+
+def _flying(f) -> str:
+    """One batch in flight, in words."""
+    where = [f"string {i} at {v} tokens after {n:,} steps" if v is not None
+             else f"string {i} after {n:,} steps"
+             for i, v, n in zip(f.strings, f.verified, f.steps)]
+    rounds = f", {f.rounds} round{'s' * (f.rounds > 1)} done" if f.rounds else ""
+    state = "running" if f.running else "paused"
+    return f"{state}: {'; '.join(where)}{rounds} ({_hours(f.wall_s)})"
+
+
+def show_progress(args) -> int:
+    """``cram --progress``: print where every sweep of the store stands (``cramming.progress``)."""
+    from . import progress
+
+    profiles.check(args.profile)
+    names = ([args.model] if args.model else []) + list(args.models)
+    folders = progress.sweeps(results.store_root(args.profile, heavy=True), models=names)
+    if not folders:
+        print("no sweep in this store" + (f" for {', '.join(names)}" if names else ""))
+    for folder in folders:
+        p = progress.progress(folder, stale_s=args.claim_stale)
+        recipe = f"recipe {p.recipe}" if p.recipe else "settings by hand"
+        print(f"{folder.name}: {p.model}, {p.kind}, {recipe}, {p.dtype}"
+              + (", finished" if p.done else ""))
+        for c in p.cells:
+            head = f"  {c.method} m={c.m}: {len(c.finished)}/{p.n_strings} finished"
+            if c.finished:
+                cap = f"; {c.censored} at the {c.n_max}-token cap" if c.censored else ""
+                head += f" (median {c.median:g}{cap}; {_hours(c.wall_s)})"
+            if c.not_started and c.not_started < p.n_strings:
+                head += f", {c.not_started} not started"
+            print(head)
+            for f in c.in_flight:
+                print(f"    in flight, {_flying(f)}")
+    return 0
+
+
 def run(args) -> int:
     """Run the ``cram`` command line ``args``; returns the exit status."""
     from .. import models  # loaded only once the command line is checked
 
+    if args.progress:
+        return show_progress(args)
     cfgs = configs_from_args(args)
     for cfg in cfgs:
         models.check_name(cfg.model)  # a wrong name stops before anything is printed or written

@@ -1,0 +1,173 @@
+"""Where a stored sweep stands: strings finished, strings in flight, strings not started yet.
+
+A sweep at full scale runs for days, in pieces, often on several machines. Everything about its
+state is on disk: a finished string is a unit file (``cramming.units``); a batch in flight keeps a
+snapshot once a minute, inside the sweep's folder (``inflight/``, ``cramming.resume.keep``) and
+on the machine that runs it (``resume.partial_dir()``); a live process holds a claim on its batch
+(``cramming.claims``). ``progress`` reads these files and loads no model, so
+``python -m howmany cram --progress`` answers in seconds how far each sweep has got, how long its
+strings in flight have run, and whether anything is running now.
+
+Explained in: book/reproducibility.md
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import claims, resume
+from .store import load_sweep
+from .sweep import INFLIGHT_DIR
+
+_KEY = re.compile(r"(?P<method>[a-z]+)-m(?P<m>\d+)-c(?P<c>\d+)-b(?P<b>\d+)")
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """One batch in flight, as its last snapshot saw it."""
+
+    method: str
+    m: int
+    strings: tuple  # the batch's strings without a unit file yet
+    verified: tuple  # per string, the longest verified prefix so far (None: a cold-start search)
+    steps: tuple  # per string, the optimisation steps spent so far (every round of a search)
+    rounds: int  # finished rounds of a cold-start search (0 for a warm growing run)
+    wall_s: float  # wall time spent, over every process that resumed it
+    running: bool  # a live process holds the batch's claim now
+    source: str  # "kept" (the copy in the sweep's folder) or "local" (this machine's snapshot)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One prompt length m of one threshold method: what is finished and what is not."""
+
+    method: str
+    m: int
+    n_max: int  # the longest prefix the sweep asks for at this m
+    finished: tuple  # thresholds of the finished strings, in string order
+    censored: int  # finished strings that reached n_max (their thresholds are lower bounds)
+    in_flight: tuple  # InFlight batches of this cell
+    not_started: int  # strings with neither a unit file nor a snapshot
+    wall_s: float  # wall time of the finished strings (a batch's time shared by its strings)
+
+    @property
+    def median(self) -> float | None:
+        """Median threshold of the finished strings (None before the first)."""
+        return statistics.median(self.finished) if self.finished else None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A sweep's state: its folder, what it measures, one ``Cell`` per (method, m)."""
+
+    folder: Path
+    model: str
+    kind: str
+    recipe: str
+    dtype: str
+    n_strings: int
+    cells: tuple
+
+    @property
+    def done(self) -> bool:
+        return all(len(c.finished) == self.n_strings for c in self.cells)
+
+
+def _snapshot(folder: Path, key: str, partial_root: Path):
+    """(states or journal, wall s, source) of a batch's snapshot, the folder's copy first."""
+    kept = folder / INFLIGHT_DIR / f"{key}.json"
+    if kept.is_file():
+        try:
+            rec = json.loads(kept.read_text())
+            return rec["snapshot"], float(rec.get("wall_s", 0.0)), "kept"
+        except (OSError, ValueError, KeyError):
+            pass  # torn while it was written: try the local snapshot
+    local = partial_root / folder.name / f"{key}.pt"
+    if local.is_file():
+        import torch
+
+        try:
+            snap = torch.load(local, weights_only=True)
+            return snap["states"], float(snap.get("wall_s") or 0.0), "local"
+        except Exception:  # noqa: BLE001 - torn or foreign: nothing to report
+            pass
+    return None, 0.0, ""
+
+
+def _in_flight(method: str, m: int, strings: list, snap, wall_s: float, running: bool,
+               source: str) -> InFlight:
+    if method == "grow":  # per-row states of one warm run
+        outs = [s["out"] for s in snap]
+        return InFlight(method, m, tuple(strings), tuple(int(o["n_verified"]) for o in outs),
+                        tuple(int(o["steps"]) for o in outs), 0, wall_s, running, source)
+    rounds = snap.get("rounds") or []  # a journal of cold-start rounds
+    steps = [sum(int(r[i]["steps"]) for r in rounds) for i in range(len(strings))]
+    for i, s in enumerate(snap.get("inflight") or []):
+        steps[i] += int(s["out"]["steps"])
+    return InFlight(method, m, tuple(strings), (None,) * len(strings), tuple(steps),
+                    len(rounds), wall_s, running, source)
+
+
+def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
+    """The state of the sweep in ``folder``: finished units (validated like the book reads
+    them), batches in flight from their snapshots, and whether a live process holds each one.
+
+    Explained in: book/reproducibility.md
+    """
+    folder = Path(folder)
+    sweep = load_sweep(folder)
+    cfg, units = sweep["config"], sweep["units"]
+    partial_root = resume.partial_dir()
+    flying: dict = {}
+    keys = {p.stem for p in (folder / INFLIGHT_DIR).glob("*.json")}
+    keys |= {p.stem for p in (partial_root / folder.name).glob("*.pt")}
+    keys |= {p.stem for p in (folder / ".claims").glob("*.claim")}
+    for key in sorted(keys):
+        mt = _KEY.fullmatch(key)
+        if mt is None:
+            continue
+        meth, m, c, b = mt["method"], int(mt["m"]), int(mt["c"]), int(mt["b"])
+        done = {u["string"] for u in units.get(meth, {}).get(m, [])}
+        strings = [i for i in range(c, min(c + b, cfg["n_strings"])) if i not in done]
+        if not strings:
+            continue  # finished: a snapshot or claim left behind is not work in flight
+        snap, wall, source = _snapshot(folder, key, partial_root)
+        running = claims.held(folder, key, stale_s=stale_s)
+        if snap is None and not running:
+            continue
+        if snap is None:  # claimed, before its first snapshot
+            fl = InFlight(meth, m, tuple(strings), (None,) * len(strings), (0,) * len(strings),
+                          0, 0.0, True, "")
+        else:
+            fl = _in_flight(meth, m, strings, snap, wall, running, source)
+        flying.setdefault((meth, m), []).append(fl)
+    cells = []
+    for meth in cfg["methods"]:
+        for m in cfg["ms"]:
+            rows = sorted(units.get(meth, {}).get(m, []), key=lambda r: r["string"])
+            fl = tuple(flying.get((meth, m), []))
+            busy = sum(len(f.strings) for f in fl)
+            cells.append(Cell(meth, m, cfg["n_max_base"] + cfg["n_max_per_m"] * m,
+                              tuple(int(r["threshold"]) for r in rows),
+                              sum(bool(r["censored"]) for r in rows), fl,
+                              cfg["n_strings"] - len(rows) - busy,
+                              float(sum((r["wall_s"] or 0.0) / (r["batch"] or 1)
+                                        for r in rows))))
+    return Progress(folder, cfg["model"], cfg["kind"], cfg.get("recipe", ""), cfg["dtype"],
+                    cfg["n_strings"], tuple(cells))
+
+
+def sweeps(root: Path, *, models=()) -> list[Path]:
+    """The sweep folders in a results store root (only those of ``models`` when given).
+
+    Explained in: book/reproducibility.md
+    """
+    found = sorted(p.parent for p in (Path(root) / "cramming").glob("sweep-*/sweep.json"))
+    if not models:
+        return found
+    return [f for f in found
+            if json.loads((f / "sweep.json").read_text())["config"]["model"] in models]
