@@ -70,6 +70,7 @@ def test_a_killed_sweep_shows_its_finished_strings_and_its_paused_batch(lm, swee
     assert fl.strings == (0,) and fl.steps == (40,) == (out["steps"],)
     assert fl.verified == (out["n_verified"],) and fl.source == "kept" and not fl.running
     assert fl.wall_s == pytest.approx(kept["wall_s"]) and fl.wall_s > 0
+    assert fl.step_cap == cfg.cram.string_steps == 250  # the book's 10,000 steps, scaled
 
     (folder / cramming.sweep.INFLIGHT_DIR / "grow-m2-c0-b1.json").unlink()
     (fl,) = progress.progress(folder).cells[1].in_flight  # this machine's snapshot instead
@@ -123,6 +124,6 @@ def test_the_command_prints_every_sweep_of_the_store(lm, sweep, monkeypatch, cap
     assert lines[1].startswith("  grow m=1: 2/2 finished (median ")
     assert lines[2] == "  grow m=2: 0/2 finished, 1 not started"
     assert lines[3].startswith("    in flight, paused: string 0 at ")
-    assert " tokens after 40 steps (" in lines[3]
+    assert " tokens after 40 of at most 250 steps (" in lines[3]
     assert cli.main(["cram", "other-model", "--progress", "--profile", "full"]) == 0
     assert capsys.readouterr().out.strip() == "no sweep in this store for other-model"

@@ -146,8 +146,9 @@ def _hours(s: float) -> str:
 
 def _flying(f) -> str:
     """One batch in flight, in words."""
-    where = [f"string {i} at {v} tokens after {n:,} steps" if v is not None
-             else f"string {i} after {n:,} steps"
+    of = f"{{:,}} of at most {f.step_cap:,} steps" if f.step_cap else "{:,} steps"
+    where = [f"string {i} at {v} tokens after {of.format(n)}" if v is not None
+             else f"string {i} after {of.format(n)}"
              for i, v, n in zip(f.strings, f.verified, f.steps)]
     rounds = f", {f.rounds} round{'s' * (f.rounds > 1)} done" if f.rounds else ""
     state = "running" if f.running else "paused"

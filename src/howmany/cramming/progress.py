@@ -39,6 +39,7 @@ class InFlight:
     wall_s: float  # wall time spent, over every process that resumed it
     running: bool  # a live process holds the batch's claim now
     source: str  # "kept" (the copy in the sweep's folder) or "local" (this machine's snapshot)
+    step_cap: int | None = None  # the most steps a string may take (a growing run's string_steps)
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,11 @@ def _snapshot(folder: Path, key: str, partial_root: Path):
 
 
 def _in_flight(method: str, m: int, strings: list, snap, wall_s: float, running: bool,
-               source: str) -> InFlight:
+               source: str, cap: int | None) -> InFlight:
     if method == "grow":  # per-row states of one warm run
         outs = [s["out"] for s in snap]
         return InFlight(method, m, tuple(strings), tuple(int(o["n_verified"]) for o in outs),
-                        tuple(int(o["steps"]) for o in outs), 0, wall_s, running, source)
+                        tuple(int(o["steps"]) for o in outs), 0, wall_s, running, source, cap)
     rounds = snap.get("rounds") or []  # a journal of cold-start rounds
     steps = [sum(int(r[i]["steps"]) for r in rounds) for i in range(len(strings))]
     for i, s in enumerate(snap.get("inflight") or []):
@@ -143,7 +144,8 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
             fl = InFlight(meth, m, tuple(strings), (None,) * len(strings), (0,) * len(strings),
                           0, 0.0, True, "")
         else:
-            fl = _in_flight(meth, m, strings, snap, wall, running, source)
+            fl = _in_flight(meth, m, strings, snap, wall, running, source,
+                            cfg["cram"].get("string_steps") or None)
         flying.setdefault((meth, m), []).append(fl)
     cells = []
     for meth in cfg["methods"]:
