@@ -127,3 +127,24 @@ def test_the_command_prints_every_sweep_of_the_store(lm, sweep, monkeypatch, cap
     assert " tokens after 40 of at most 250 steps (" in lines[3]
     assert cli.main(["cram", "other-model", "--progress", "--profile", "full"]) == 0
     assert capsys.readouterr().out.strip() == "no sweep in this store for other-model"
+
+
+def test_a_snapshot_whose_batch_partly_finished_elsewhere_shows_only_the_rest(lm, sweep,
+                                                                             monkeypatch):
+    cfg, folder = sweep
+    whole = cramming.sweep.sweep_dir(cfg, folder.parent.parent.parent / "whole")
+    cramming.sweep.run_sweep(lm, cfg, whole, only_ms=[1])
+    real = _kill_after(monkeypatch, 30)
+    with pytest.raises(KeyboardInterrupt):  # strings 0 and 1 together, killed
+        cramming.sweep.run_sweep(lm, cfg, folder, only_ms=[1], batch_size=2)
+    monkeypatch.setattr(resume, "keep", real)
+    (fl,) = progress.progress(folder).cells[0].in_flight
+    assert fl.strings == (0, 1) and fl.steps == (30, 30)
+    done = folder / "m1-grow-s000.json"  # string 0 finished by a run in batches of one
+    done.write_bytes((whole / done.name).read_bytes())
+    kept = json.loads((folder / cramming.sweep.INFLIGHT_DIR / "grow-m1-c0-b2.json").read_text())
+    cell = progress.progress(folder).cells[0]
+    (fl,) = cell.in_flight
+    assert fl.strings == (1,) and fl.verified == (kept["snapshot"][1]["out"]["n_verified"],)
+    assert cell.finished == (json.loads(done.read_text())["result"]["threshold"],)
+    assert cell.not_started == 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import claims, resume
@@ -79,12 +79,13 @@ class Progress:
 
 
 def _snapshot(folder: Path, key: str, partial_root: Path):
-    """(states or journal, wall s, source) of a batch's snapshot, the folder's copy first."""
+    """(states or journal, its strings, wall s, source) of a batch's snapshot, the folder's
+    copy first."""
     kept = folder / INFLIGHT_DIR / f"{key}.json"
     if kept.is_file():
         try:
             rec = json.loads(kept.read_text())
-            return rec["snapshot"], float(rec.get("wall_s", 0.0)), "kept"
+            return rec["snapshot"], rec["meta"]["strings"], float(rec.get("wall_s", 0.0)), "kept"
         except (OSError, ValueError, KeyError):
             pass  # torn while it was written: try the local snapshot
     local = partial_root / folder.name / f"{key}.pt"
@@ -93,14 +94,16 @@ def _snapshot(folder: Path, key: str, partial_root: Path):
 
         try:
             snap = torch.load(local, weights_only=True)
-            return snap["states"], float(snap.get("wall_s") or 0.0), "local"
+            return (snap["states"], snap["meta"]["strings"], float(snap.get("wall_s") or 0.0),
+                    "local")
         except Exception:  # noqa: BLE001 - torn or foreign: nothing to report
             pass
-    return None, 0.0, ""
+    return None, [], 0.0, ""
 
 
 def _in_flight(method: str, m: int, strings: list, snap, wall_s: float, running: bool,
                source: str, cap: int | None) -> InFlight:
+    """A batch in flight from its snapshot; ``strings`` are the snapshot's rows, in order."""
     if method == "grow":  # per-row states of one warm run
         outs = [s["out"] for s in snap]
         return InFlight(method, m, tuple(strings), tuple(int(o["n_verified"]) for o in outs),
@@ -136,16 +139,22 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
         strings = [i for i in range(c, min(c + b, cfg["n_strings"])) if i not in done]
         if not strings:
             continue  # finished: a snapshot or claim left behind is not work in flight
-        snap, wall, source = _snapshot(folder, key, partial_root)
+        snap, rows, wall, source = _snapshot(folder, key, partial_root)
         running = claims.held(folder, key, stale_s=stale_s)
-        if snap is None and not running:
-            continue
-        if snap is None:  # claimed, before its first snapshot
+        if snap is None or not set(rows) & set(strings):  # none, or of strings now finished
+            if not running:
+                continue
             fl = InFlight(meth, m, tuple(strings), (None,) * len(strings), (0,) * len(strings),
-                          0, 0.0, True, "")
+                          0, 0.0, True, "")  # claimed, before its first snapshot
         else:
-            fl = _in_flight(meth, m, strings, snap, wall, running, source,
+            fl = _in_flight(meth, m, rows, snap, wall, running, source,
                             cfg["cram"].get("string_steps") or None)
+            strings = [i for i in rows if i not in done]
+            if strings != list(rows):  # some finished under another batch: keep the others
+                keep = [rows.index(i) for i in strings]
+                fl = replace(fl, strings=tuple(strings),
+                             verified=tuple(fl.verified[j] for j in keep),
+                             steps=tuple(fl.steps[j] for j in keep))
         flying.setdefault((meth, m), []).append(fl)
     cells = []
     for meth in cfg["methods"]:
