@@ -19,9 +19,10 @@ import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import results
 from . import claims, resume
-from .store import load_sweep
-from .sweep import INFLIGHT_DIR
+from .store import find_sweeps, load_sweep
+from .sweep import INFLIGHT_DIR, SweepConfig
 
 _KEY = re.compile(r"(?P<method>[a-z]+)-m(?P<m>\d+)-c(?P<c>\d+)-b(?P<b>\d+)")
 
@@ -125,6 +126,7 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
     folder = Path(folder)
     sweep = load_sweep(folder)
     cfg, units = sweep["config"], sweep["units"]
+    n_max = SweepConfig.from_dict(cfg).n_max
     partial_root = resume.partial_dir()
     flying: dict = {}
     keys = {p.stem for p in (folder / INFLIGHT_DIR).glob("*.json")}
@@ -162,7 +164,7 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
             rows = sorted(units.get(meth, {}).get(m, []), key=lambda r: r["string"])
             fl = tuple(flying.get((meth, m), []))
             busy = sum(len(f.strings) for f in fl)
-            cells.append(Cell(meth, m, cfg["n_max_base"] + cfg["n_max_per_m"] * m,
+            cells.append(Cell(meth, m, n_max(m),
                               tuple(int(r["threshold"]) for r in rows),
                               sum(bool(r["censored"]) for r in rows), fl,
                               cfg["n_strings"] - len(rows) - busy,
@@ -177,8 +179,12 @@ def sweeps(root: Path, *, models=()) -> list[Path]:
 
     Explained in: book/reproducibility.md
     """
-    found = sorted(p.parent for p in (Path(root) / "cramming").glob("sweep-*/sweep.json"))
     if not models:
-        return found
-    return [f for f in found
-            if json.loads((f / "sweep.json").read_text())["config"]["model"] in models]
+        return sorted(p for p in (Path(root) / "cramming").glob("sweep-*") if p.is_dir())
+    found = set()
+    for model in models:
+        try:
+            found.update(find_sweeps(model, root=root))
+        except results.MissingResultError:
+            pass
+    return sorted(found)
