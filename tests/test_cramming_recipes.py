@@ -65,6 +65,16 @@ def test_history_is_a_budget_curve_and_threshold_at_reads_it(lm, strings):
     assert list(med) == sorted(med) and med[-1] == np.median([r["threshold"] for r in rows])
 
 
+def test_budget_ended_names_the_strings_stopped_by_their_step_budget(lm, strings):
+    tight = cramming.CramConfig(max_steps=100, patience=50, string_steps=12)
+    rows = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, tight, seeds=range(3))
+    ended = cramming.thresholds.budget_ended(rows, tight.string_steps)
+    assert ended == [r for r in rows if not r["censored"]] and all(r["steps"] == 12 for r in ended)
+    assert cramming.thresholds.budget_ended(rows, 0) == []
+    own_rule = cramming.thresholds_grow(lm.model, lm.bos_id, strings, 1, STALL, seeds=range(3))
+    assert cramming.thresholds.budget_ended(own_rule, 10_000) == []  # stalled long before
+
+
 def test_every_preset_runs_on_a_tiny_model(lm, strings):
     for name in recipes.PRESETS:
         rec = recipes.get(name).scaled(0.01)

@@ -184,3 +184,17 @@ def threshold_at(history, budget: float) -> int:
     """
     reached = [n for s, n in history if s <= budget]
     return int(max(reached)) if reached else 0
+
+
+def budget_ended(rows, string_steps: int) -> list[dict]:
+    """The growing searches of ``rows`` that stopped because the string had spent its whole
+    step budget (``CramConfig.string_steps``), not by the recipe's own rule (a stall that its
+    cold restarts could not pass, or the prefix cap). Their thresholds are lower bounds set by
+    that budget: more steps might have crammed further. No budget (0) gives none.
+
+    Explained in: book/cramming.md
+    """
+    if not string_steps:
+        return []
+    return [r for r in rows if r.get("method", "grow") == "grow" and not r.get("censored")
+            and r["steps"] >= string_steps]
