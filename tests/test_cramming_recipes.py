@@ -75,6 +75,14 @@ def test_budget_ended_names_the_strings_stopped_by_their_step_budget(lm, strings
     assert cramming.thresholds.budget_ended(own_rule, 10_000) == []  # stalled long before
 
 
+def test_a_median_is_a_lower_bound_when_a_lower_bound_sits_at_or_below_it():
+    med = cramming.thresholds.median_unaffected
+    assert med([87, 102, 112], [False, False, True])  # only the top one may rise
+    assert not med([87, 102, 112], [False, True, True])  # the middle one may rise too
+    assert med([1, 2, 3, 4, 9, 9], [False] * 4 + [True] * 2)
+    assert not med([1, 2, 3, 4, 9, 9], [False] * 3 + [True] * 3)  # an even median's upper middle
+
+
 def test_every_preset_runs_on_a_tiny_model(lm, strings):
     for name in recipes.PRESETS:
         rec = recipes.get(name).scaled(0.01)

@@ -198,3 +198,14 @@ def budget_ended(rows, string_steps: int) -> list[dict]:
         return []
     return [r for r in rows if r.get("method", "grow") == "grow" and not r.get("censored")
             and r["steps"] >= string_steps]
+
+
+def median_unaffected(values, lower) -> bool:
+    """Whether the median of ``values`` stays the same however far the ones flagged in
+    ``lower`` (lower bounds: a string at the prefix cap, or stopped by its step budget) might
+    rise. If not, the median itself is only a lower bound.
+
+    Explained in: book/cramming.md
+    """
+    v = np.asarray(values, dtype=float)
+    return bool(np.median(np.where(np.asarray(lower, dtype=bool), np.inf, v)) == np.median(v))
