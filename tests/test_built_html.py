@@ -55,3 +55,19 @@ def test_mathjax_is_requested_once_per_page():
             assert len(mathjax) == 1, f"{page.name} has math but does not load MathJax"
         for src in vendored:  # a local copy must exist where the page looks for it
             assert (page.parent / src.split("?")[0]).resolve().exists(), src
+
+
+_NOT_PROSE = re.compile(r"<(script|style|pre|code)\b.*?</\1\s*>|\\\(.*?\\\)|\\\[.*?\\\]|\$\$.*?\$\$",
+                        re.S | re.I)
+
+
+def test_no_page_breaks_a_number_from_its_percent_sign():
+    """"18 %" is bound by a no-break space (``howmany.typography``), in prose and in tables."""
+    loose = re.compile(r"\d %(?![\w%])")
+    bad = {}
+    for page in _pages():
+        text = re.sub(r"<[^>]+>", "", _NOT_PROSE.sub("", page.read_text(encoding="utf-8")))
+        hits = [text[max(0, m.start() - 30):m.end() + 10] for m in loose.finditer(text)]
+        if hits:
+            bad[str(page.relative_to(HTML))] = hits[:3]
+    assert not bad, f"a breakable space before % in {bad}"

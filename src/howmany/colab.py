@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from . import bibstyle, myst_inline, myst_md, profiles
+from . import bibstyle, myst_inline, myst_md, profiles, typography
 from .myst_inline import GLUE_PREFIX, Context, Target
 
 COLAB_DATA = "/content/howmany"  # where the install cell clones the repository (for data/)
@@ -192,18 +192,24 @@ def convert(nb, *, docname: str, info: BookInfo, commit: str, root: Path,
         cell.metadata["tags"] = [t for t in tags if t != "remove-cell"]
         cell.metadata.pop("papermill", None)
         if cell.cell_type == "markdown" and markdown:
-            cell.source = myst_md.convert(ctx, cell.source)
+            cell.source = typography.bind_markdown(myst_md.convert(ctx, cell.source))
             cells.append(cell)
             continue
         cells.append(cell)
         if cell.cell_type != "code":
             continue
         cell.outputs = _reader_outputs(cell.get("outputs", []))
+        for output in cell.outputs:  # tables from data: "95 %" stays on one line
+            if markdown and "text/html" in output.get("data", {}):
+                html = output["data"]["text/html"]
+                output["data"]["text/html"] = typography.bind_html(
+                    html if isinstance(html, str) else "".join(html))
         fig = (cell.metadata.get("mystnb") or {}).get("figure") or {}
         if markdown and (fig.get("caption") or fig.get("name")):
             head = (myst_inline.number_text(ctx, info.targets[fig["name"]], None)
                     if fig.get("name") else "")
             caption = myst_inline.inline(ctx, str(fig.get("caption", "")))
+            caption = typography.bind_markdown(caption)
             cells.append(nbformat.v4.new_markdown_cell(f"**{head}.** {caption}".strip()
                                                        if head else caption))
     if markdown and cites.cited:
