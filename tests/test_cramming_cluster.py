@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 import torch
@@ -97,6 +98,24 @@ def test_ray_matches_inprocess_and_retries_a_killed_actor(ray_address, reference
 
 
 @needs_ray
+def test_ray_inherits_what_a_narrower_cap_finished_below_it(ray_address, reference, tmp_path):
+    """A wider sweep on Ray takes over the narrower sweep's uncensored strings (cramming.widen)
+    and ends where the in-process wider sweep ends."""
+    wide = CFGS[0]
+    narrow = replace(wide, n_max_base=0, n_max_per_m=1)  # caps 1 and 2: some strings reach them
+    lm = models.load(wide.model, device="cpu")
+    sweep.run_sweep(lm, narrow, sweep.sweep_dir(narrow, tmp_path))
+    folder = sweep.sweep_dir(wide, tmp_path)
+    stats = cluster.run_sweeps([(wide, folder)], cluster.ClusterConfig(workers=2))
+    took = [p.name for p in folder.glob("m*.json")
+            if "inherited_from" in json.loads(p.read_text())["provenance"]]
+    assert 0 < len(took) < N_FILES // 2 and stats["units"] >= 1 and stats["failed"] == 0
+    same = ("threshold", "censored", "status", "steps", "history", "restarts")
+    assert {n: {k: r[k] for k in same} for n, r in _results(folder).items()} == \
+        {n: {k: r[k] for k in same} for n, r in reference[wide.model].items()}
+
+
+@needs_ray
 def test_driver_killed_with_sigkill_resumes_to_identical_files(ray_address, reference, tmp_path):
     env = {**os.environ, "HOWMANY_STORE": str(tmp_path)}
     cmd = [sys.executable, "-m", "howmany", *CLI, "--address", ray_address]
@@ -142,7 +161,10 @@ def test_remeasure_commands_ask_for_the_remeasure_sweeps():
         args = cli.build_parser().parse_args(line.split()[3:])
         assert commands.configs_from_args(args) == [cfg]
     book = [c for c in sweeps if c.recipe == "book"]
-    assert {(c.model, c.kind, c.ms) for c in book} == set(cluster.REMEASURE)
+    assert {(c.model, c.kind, c.ms, c.n_max_per_m) for c in book} == set(cluster.REMEASURE)
+    assert [("--n-max" in line) for line in cluster.remeasure_commands()] == [
+        c.recipe == "paper" or (c.n_max_base, c.n_max_per_m) != cluster.CAP_DEFAULT for c in sweeps]
+    assert [c.n_max(1) for c in book if c.model == "gemma3-270m"] == [112]
     paper = [c for c in sweeps if c.recipe == "paper"]
     assert sorted(c.cram.layout for c in paper) == ["bos-mem", "mem-bos"]
     assert all(c.grid(1) == [5, 10, 15, 20, 25] and c.model == "gemma3-270m" for c in paper)

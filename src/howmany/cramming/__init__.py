@@ -12,6 +12,7 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 * ``accessibility``: A(n), n50 with bootstrap CIs and the slope of n50 against m;
 * ``sweep``: resumable sweeps over m into the results store;
 * ``units``: a sweep on disk, its folder and one file per unit of work;
+* ``widen``: a wider prefix cap keeps the strings a narrower one finished below it;
 * ``store``: the stored sweeps the book reads (load, summarise, find, merge, bounds);
 * ``progress``: where a stored sweep stands (finished, in flight, not started);
 * ``commands``: the ``python -m howmany cram`` command line;
@@ -26,14 +27,14 @@ Explained in: book/cramming.md
 """
 
 from . import accessibility, decoding, starts, engine, resume, targets, thresholds  # noqa: I001
-from . import recipes, units, sweep, store, progress, commands, scaling, budget, cluster
+from . import recipes, units, widen, sweep, store, progress, commands, scaling, budget, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
                          thresholds_grow)
 
 __all__ = ["accessibility", "decoding", "starts", "engine", "resume", "targets", "thresholds",
-           "recipes", "units", "sweep", "store", "progress", "commands", "scaling", "budget",
+           "recipes", "units", "widen", "sweep", "store", "progress", "commands", "scaling", "budget",
            "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
            "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
            "thresholds_bisect", "thresholds_grid", "thresholds_grow"]

@@ -241,12 +241,14 @@ def ran_recipe(config: dict, name: str) -> bool:
 
 def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -> dict:
     """``{recipe: load_sweep(...)}`` of the stored sweeps of ``model`` that ran each recipe as
-    it is defined now (``ran_recipe``; of several such folders, the one with the most finished
-    units); recipes with no such sweep are left out.
+    it is defined now (``ran_recipe``); recipes with no such sweep are left out. Of several
+    such folders: the one with the widest prefix cap, then the most finished units, completed
+    with the strings it lacks from the others (``widen.completed``).
 
     Explained in: book/cramming.md
     """
-    from . import store
+    from . import store, widen
+    from .sweep import SweepConfig
 
     out = {}
     try:
@@ -254,12 +256,15 @@ def recipe_sweeps(model: str, names, *, kind: str = "random-words", root=None) -
     except Exception:  # noqa: BLE001 - no sweep at all: nothing to show
         return out
     size = lambda s: sum(len(rows) for by_m in s["units"].values() for rows in by_m.values())  # noqa: E731
+    ran: dict = {}
     for folder in folders:
         s = store.load_sweep(folder)
         name = s["config"].get("recipe", "")
-        if name in names and ran_recipe(s["config"], name) and (
-                name not in out or size(s) > size(out[name])):
-            out[name] = s
+        if name in names and ran_recipe(s["config"], name):
+            ran.setdefault(name, []).append(s)
+    for name, found in ran.items():
+        best = max(found, key=lambda s: (SweepConfig.from_dict(s["config"]).n_max(1), size(s)))
+        out[name] = widen.completed(best, [s for s in found if s is not best])
     return out
 
 

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from .. import results
 from ..distributed import MISSING_RAY, ClusterConfig, capacity, connect, import_ray
-from . import sweep, units
+from . import sweep, units, widen
 
 __all__ = ["MISSING_RAY", "ClusterConfig", "CramWorker", "import_ray", "paper_command",
            "paper_sweeps", "remeasure_commands", "remeasure_sweeps", "run_sweeps", "sweep_flops"]
@@ -91,6 +91,11 @@ def run_sweeps(sweeps, cluster: ClusterConfig | None = None, *, only_ms=None,
     ray, cluster = import_ray(), cluster or ClusterConfig()
     started = connect(ray, cluster)
     cfgs, folders = [c for c, _ in sweeps], [Path(f) for _, f in sweeps]
+    for cfg, folder in zip(cfgs, folders):  # strings a narrower cap finished below it
+        if widen.narrower_sweeps(cfg, folder):
+            results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance":
+                                      results.provenance(seed=cfg.seed, dtype=cfg.dtype)})
+            widen.inherit(cfg, folder)
     queues = [list(sweep.plan_units(c, f, only_ms=only_ms, batch_size=batch_size))
               for c, f in zip(cfgs, folders)]
     n, gpus = capacity(ray, cluster)
@@ -214,10 +219,15 @@ def paper_command(address: str = "auto") -> str:
 
 # The book's real models with their parameter counts (from their names, as in PAPER_MODELS).
 BOOK_MODEL_PARAMS = {"smollm2-135m": 135e6, "gemma3-270m": 270e6}
-# What the book's recipe re-measures: (model, target kind, m values), 16 strings per m.
-REMEASURE = (("smollm2-135m", "random-words", (1, 2, 3, 4, 5)),
-             ("smollm2-135m", "natural", (1, 2, 3)),
-             ("gemma3-270m", "random-words", (1, 2, 3, 4)))
+# What the book's recipe re-measures: (model, target kind, m values, prefix cap n_max_per_m),
+# 16 strings per m, n_max(m) = 16 + n_max_per_m·m. Gemma-3-270M gets twice the default cap:
+# with the book's recipe, its strings reached 16 + 48m at m = 1 and 2 (cramming.widen keeps
+# what a sweep at the default cap finished below it).
+REMEASURE = (("smollm2-135m", "random-words", (1, 2, 3, 4, 5), 48),
+             ("smollm2-135m", "natural", (1, 2, 3), 48),
+             ("gemma3-270m", "random-words", (1, 2, 3, 4), 96))
+# The prefix cap of a sweep that names none (also the default of ``--n-max``).
+CAP_DEFAULT = (sweep.SweepConfig.n_max_base, sweep.SweepConfig.n_max_per_m)
 REPLICATION_GRID = 25  # the paper-protocol point: A(n) at n = 5, 10, ..., 25 (m = 1)
 REHEARSAL_SCALE = 0.01  # a rehearsal's share of every step cap
 
@@ -242,8 +252,8 @@ def remeasure_sweeps(strings: int = 16, *, rehearsal: bool = False) -> list:
     scale = f"@x{REHEARSAL_SCALE:g}" if rehearsal else ""
     book, paper = recipes.get("book" + scale), recipes.get("paper" + scale)
     out = [sweep.SweepConfig.for_recipe(model, book, kind=kind, ms=ms[:1] if rehearsal else ms,
-                                        n_strings=strings, batch_size=strings)
-           for model, kind, ms in REMEASURE]
+                                        n_strings=strings, batch_size=strings, n_max_per_m=per_m)
+           for model, kind, ms, per_m in REMEASURE]
     for layout in ("mem-bos", "bos-mem"):
         rec = replace(paper, cram=replace(paper.cram, layout=layout))
         out.append(sweep.SweepConfig.for_recipe("gemma3-270m", rec, ms=(1,), n_strings=strings,
@@ -263,7 +273,9 @@ def remeasure_commands(strings: int = 16, extra: str = "") -> list[str]:
         ms = " ".join(map(str, cfg.ms))
         line = (f"python -m howmany cram {cfg.model} --recipe {cfg.recipe} --kind {cfg.kind} "
                 f"--m {ms} --strings {cfg.n_strings} --batch {cfg.batch_size}")
+        if cfg.recipe == "paper" or (cfg.n_max_base, cfg.n_max_per_m) != CAP_DEFAULT:
+            line += f" --n-max {cfg.n_max_base} {cfg.n_max_per_m}"
         if cfg.recipe == "paper":
-            line += f" --n-max {cfg.n_max_base} {cfg.n_max_per_m} --layout {cfg.cram.layout}"
+            line += f" --layout {cfg.cram.layout}"
         lines.append(f"{line} --profile full {extra}".rstrip())
     return lines

@@ -55,7 +55,10 @@ def add_cli(sub) -> None:
                    help="run only these m values of the sweep (same folder and strings)")
     p.add_argument("--run-batch", type=int, default=None,
                    help="cram this many strings at a time in this run (not part of the config)")
-    p.add_argument("--n-max", type=int, nargs=2, default=[16, 48], metavar=("BASE", "PER_M"))
+    p.add_argument("--n-max", type=int, nargs=2, metavar=("BASE", "PER_M"),
+                   default=[SweepConfig.n_max_base, SweepConfig.n_max_per_m],
+                   help="longest prefix tried: BASE + PER_M·m tokens (part of the config); a wider "
+                        "cap takes over the strings a narrower sweep finished below its own")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="full", help="store: full → data/, smoke → temp store")
     p.add_argument("--continued-only", action="store_true",

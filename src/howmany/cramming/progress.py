@@ -14,7 +14,6 @@ Explained in: book/reproducibility.md
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,9 +21,8 @@ from pathlib import Path
 from .. import results
 from . import claims, resume
 from .store import find_sweeps, load_sweep
-from .sweep import INFLIGHT_DIR, SweepConfig
-
-_KEY = re.compile(r"(?P<method>[a-z]+)-m(?P<m>\d+)-c(?P<c>\d+)-b(?P<b>\d+)")
+from .sweep import SweepConfig
+from .units import BATCH_KEY, INFLIGHT_DIR, kept_path
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,7 @@ class Progress:
 def _snapshot(folder: Path, key: str, partial_root: Path):
     """(states or journal, its strings, wall s, source) of a batch's snapshot, the folder's
     copy first."""
-    kept = folder / INFLIGHT_DIR / f"{key}.json"
+    kept = kept_path(folder, key)
     if kept.is_file():
         try:
             rec = json.loads(kept.read_text())
@@ -133,7 +131,7 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
     keys |= {p.stem for p in (partial_root / folder.name).glob("*.pt")}
     keys |= {p.stem for p in (folder / ".claims").glob("*.claim")}
     for key in sorted(keys):
-        mt = _KEY.fullmatch(key)
+        mt = BATCH_KEY.fullmatch(key)
         if mt is None:
             continue
         meth, m, c, b = mt["method"], int(mt["m"]), int(mt["c"]), int(mt["b"])

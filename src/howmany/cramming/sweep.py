@@ -23,14 +23,14 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import checks, results
-from . import claims, recipes, resume, targets
+from . import claims, recipes, resume, targets, widen
 from .engine import CramConfig
 from .thresholds import THRESHOLD_METHODS
-from .units import pending_strings, plan_units, sweep_dir, unit_path, write_unit  # noqa: F401 - re-exported
+from .units import (INFLIGHT_DIR, batch_key, kept_path, pending_strings, plan_units,  # noqa: F401 - re-exported
+                    sweep_dir, unit_path, write_unit)
 
 
 SNAPSHOT_S = 60.0  # seconds between snapshots of a running unit
-INFLIGHT_DIR = "inflight"  # kept snapshots of units in flight, inside the sweep folder
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
     prov["model_revision"] = getattr(lm, "revision", None)
     results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": prov})
+    widen.inherit(cfg, folder, tg)  # what a narrower cap finished below it, or has in flight
     total = len(cfg.methods) * len(cfg.ms) * cfg.n_strings
     done = sum(unit_path(folder, m, me, i).exists() for me in cfg.methods for m in cfg.ms
                for i in range(cfg.n_strings))
@@ -143,7 +144,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     try:
         for meth, m, idx in todo:
             c = idx[0] - idx[0] % step
-            key = f"{meth}-m{m}-c{c}-b{step}"
+            key = batch_key(meth, m, c, step)
             if not claimer.take(key):
                 continue  # another process computes this batch now
             idx = pending_strings(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
@@ -152,7 +153,7 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
                 idx = [i for i in idx if i in base]
             if idx:
                 partial = resume.partial_dir() / folder.name / f"{key}.pt"
-                kept = folder / INFLIGHT_DIR / f"{key}.json"
+                kept = kept_path(folder, key)
                 rows, wall = compute_unit(lm, cfg, (meth, m, idx), tg, verbose=verbose,
                                           partial=partial, base=base, kept=kept)
                 write_unit(folder, cfg, (meth, m, idx), rows, device=lm.device, wall_s=wall)
@@ -205,10 +206,14 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
         prior, wall_known = (before or 0.0), before is not None
     elif kept is not None:  # the snapshot is gone (another machine): its kept copy
         states, prior = resume.load_kept(kept, meta)
+    resumed = states is not None
     if states is None and base and meth == "grow":
         states = [resume.continuation(base[i]["result"], lm.model, m, cfg.cram, sd)
                   if i in base else None for i, sd in zip(idx, seeds)]
     prov = results.provenance(seed=cfg.seed, device=lm.device, dtype=cfg.dtype)
+    origin = widen.origin(kept) if resumed and kept is not None else None
+    if origin:  # went on from a narrower sweep's run in flight: every later snapshot says so
+        prov["inherited_from"] = origin
 
     def snap(st):
         wall = prior + time.perf_counter() - t0
@@ -227,6 +232,8 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
             r["continued_from"] = base[i]["source"]
         if not wall_known:  # resumed from a snapshot that did not keep its time
             r["wall_is_partial"] = True
+        if origin:
+            r["inherited_from"] = origin
     return rows, prior + time.perf_counter() - t0
 
 

@@ -23,6 +23,9 @@ from functools import lru_cache
 import numpy as np
 
 KINDS = ("random-tokens", "random-words", "natural", "pg19")
+# Kinds whose string at one length is the prefix of the same string at any longer length (their
+# random draws come one after another; natural text picks its window by length).
+PREFIX_STABLE = ("random-tokens", "random-words")
 
 # Standard-library modules whose docstrings form the offline English corpus (fixed order).
 _DOC_MODULES = (

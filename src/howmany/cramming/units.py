@@ -11,6 +11,7 @@ Explained in: book/cramming.md
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,22 @@ def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
     return safepaths.inside(Path(root), "cramming", f"{name}-{results.config_key(cfg)}")
 
 
+INFLIGHT_DIR = "inflight"  # kept snapshots of units in flight, inside the sweep folder
+
+
+BATCH_KEY = re.compile(r"(?P<method>[a-z]+)-m(?P<m>\d+)-c(?P<c>\d+)-b(?P<b>\d+)")  # batch_key's
+
+
+def batch_key(method: str, m: int, first: int, size: int) -> str:
+    """The name of one batch: its claim (``cramming.claims``) and its kept snapshot."""
+    return f"{method}-m{m}-c{first}-b{size}"
+
+
+def kept_path(folder: Path, key: str) -> Path:
+    """Where the snapshot of batch ``key`` is kept inside the sweep folder while it runs."""
+    return Path(folder) / INFLIGHT_DIR / f"{key}.json"
+
+
 def unit_path(folder: Path, m: int, method: str, i: int) -> Path:
     """The file of string ``i`` at prompt length ``m`` with threshold method ``method``."""
     return folder / f"m{m}-{method}-s{i:03d}.json"
@@ -34,9 +51,11 @@ def unit_path(folder: Path, m: int, method: str, i: int) -> Path:
 def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int | None = None):
     """The sweep's pending units ``(method, m, strings)`` in run order (an iterator, lazy).
 
-    Order: method, then batch of strings, then m — so a partial sweep already covers every m.
-    A unit is one batch of strings at one m; its finished strings are left out as the
-    iteration reaches it. ``run_sweep`` and the Ray backend (``cramming.cluster``) both follow it.
+    Order: method, then batch of strings, then m — so a partial sweep already covers every m —
+    except that batches with a kept snapshot (begun and stopped) come first, so a resumed sweep
+    finishes what it began before it begins anything new. A unit is one batch of strings at
+    one m; its finished strings are left out as the iteration reaches it. ``run_sweep`` and the
+    Ray backend (``cramming.cluster``) both follow it.
 
     Explained in: book/cramming.md
     """
@@ -50,8 +69,10 @@ def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int 
     batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
                for c in range(0, cfg.n_strings, step) for m in ms]
 
+    begun = [b for b in batches if kept_path(folder, batch_key(b[0], b[1], b[2].start, step)).is_file()]
+
     def pending():  # a file written after planning (a resumed or parallel run) is still skipped
-        for meth, m, strings in batches:
+        for meth, m, strings in begun + [b for b in batches if b not in begun]:
             if idx := [i for i in strings if not unit_path(folder, m, meth, i).exists()]:
                 yield meth, m, idx
 
