@@ -126,8 +126,9 @@ def test_a_run_in_flight_under_the_narrower_cap_goes_on_under_the_wider_one(runs
 
 def test_a_sweep_finishes_the_batches_it_began_before_it_begins_new_ones(tmp_path):
     folder = cramming.sweep.sweep_dir(NARROW, tmp_path)
-    results.atomic_write_json(cramming.units.kept_path(folder, "grow-m2-c4-b2"), {})
-    order = [(m, idx) for _, m, idx in cramming.units.plan_units(NARROW, folder, batch_size=2)]
+    plan = cramming.units.plan_units(NARROW, folder, batch_size=2)
+    results.atomic_write_json(cramming.units.kept_path(folder, "grow-m2-c4-b2"), {})  # inherited
+    order = [(m, idx) for _, m, idx in plan]
     assert order == [(2, [4, 5]), (1, [0, 1]), (2, [0, 1]), (1, [2, 3]), (2, [2, 3]), (1, [4, 5])]
 
 

@@ -69,9 +69,9 @@ def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int 
     batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
                for c in range(0, cfg.n_strings, step) for m in ms]
 
-    begun = [b for b in batches if kept_path(folder, batch_key(b[0], b[1], b[2].start, step)).is_file()]
-
     def pending():  # a file written after planning (a resumed or parallel run) is still skipped
+        begun = [b for b in batches  # looked for when the iteration starts, not at planning
+                 if kept_path(folder, batch_key(b[0], b[1], b[2].start, step)).is_file()]
         for meth, m, strings in begun + [b for b in batches if b not in begun]:
             if idx := [i for i in strings if not unit_path(folder, m, meth, i).exists()]:
                 yield meth, m, idx
