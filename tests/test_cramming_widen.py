@@ -53,6 +53,9 @@ def test_the_wider_sweep_inherits_those_and_reruns_the_censored(runs):
                 assert took == {"folder": narrow.name, "file": f"m{m}-grow-s{i:03d}.json",
                                 "n_max": NARROW.n_max(m)}
     assert cramming.store.load_sweep(wide)["units"]["grow"].keys() == {1, 2}
+    took = {m: sum(not _unit(narrow, m, i)["result"]["censored"] for i in range(NARROW.n_strings))
+            for m in NARROW.ms}
+    assert {c.m: c.inherited for c in cramming.progress.progress(wide).cells} == took
 
 
 def test_only_a_narrower_sweep_of_the_same_protocol_and_strings_is_used(tmp_path):

@@ -3,6 +3,7 @@
 ``make notebooks`` (``python -m howmany book notebooks``) turns each executed chapter into a
 plain notebook: the outputs of that build are kept, every Markdown cell goes through
 :mod:`howmany.myst_md` (glued numbers, citations, numbered references, theorems, captions),
+spaces that must not break ("18 %", "m = 2") are bound as in the HTML (:mod:`howmany.typography`),
 a reference list closes the notebook, and the first cell installs the package pinned to the
 commit the outputs were computed from (only on Colab, where ``google.colab`` is imported).
 

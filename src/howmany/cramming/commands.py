@@ -176,7 +176,8 @@ def show_progress(args) -> int:
             head = f"  {c.method} m={c.m}: {len(c.finished)}/{p.n_strings} finished"
             if c.finished:
                 cap = f"; {c.censored} at the {c.n_max}-token cap" if c.censored else ""
-                head += f" (median {c.median:g}{cap}; {_hours(c.wall_s)})"
+                took = f"; {c.inherited} taken over from a narrower cap" if c.inherited else ""
+                head += f" (median {c.median:g}{cap}{took}; {_hours(c.wall_s)})"
             if c.not_started and c.not_started < p.n_strings:
                 head += f", {c.not_started} not started"
             print(head)

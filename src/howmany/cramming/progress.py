@@ -53,6 +53,7 @@ class Cell:
     in_flight: tuple  # InFlight batches of this cell
     not_started: int  # strings with neither a unit file nor a snapshot
     wall_s: float  # wall time of the finished strings (a batch's time shared by its strings)
+    inherited: int = 0  # finished strings taken over from a narrower cap (cramming.widen)
 
     @property
     def median(self) -> float | None:
@@ -167,7 +168,8 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
                               sum(bool(r["censored"]) for r in rows), fl,
                               cfg["n_strings"] - len(rows) - busy,
                               float(sum((r["wall_s"] or 0.0) / (r["batch"] or 1)
-                                        for r in rows))))
+                                        for r in rows)),
+                              sum(bool(r.get("inherited_from")) for r in rows)))
     return Progress(folder, cfg["model"], cfg["kind"], cfg.get("recipe", ""), cfg["dtype"],
                     cfg["n_strings"], tuple(cells))
 

@@ -66,7 +66,9 @@ def load_sweep(folder: Path) -> dict:
                                              f"{how}")
         units.setdefault(meth, {}).setdefault(m, []).append(
             {**r, "string": i, "wall_s": _wall(u), "batch": u["config"].get("batch"),
-             "commit": u["provenance"].get("git_commit")})
+             "commit": u["provenance"].get("git_commit"),
+             **({"inherited_from": u["provenance"]["inherited_from"]}
+                if u["provenance"].get("inherited_from") else {})})
     return {"config": head["config"], "provenance": head["provenance"], "units": units,
             "folder": str(folder)}
 
