@@ -124,7 +124,8 @@ def test_a_run_in_flight_under_the_narrower_cap_goes_on_under_the_wider_one(runs
     for i in range(NARROW.n_strings):
         got, ref = _unit(wide, 1, i)["result"], _unit(alone, 1, i)["result"]
         assert {k: got[k] for k in SAME_RUN} == {k: ref[k] for k in SAME_RUN}, i
-        assert got["inherited_from"]["file"] == "inflight/grow-m1-c0-b6.json"
+        assert got["resumed_from"]["file"] == "inflight/grow-m1-c0-b6.json"
+    assert {c.m: c.inherited for c in cramming.progress.progress(wide).cells} == {1: 0, 2: 0}
 
 
 def test_a_sweep_finishes_the_batches_it_began_before_it_begins_new_ones(tmp_path):

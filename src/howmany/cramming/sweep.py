@@ -232,8 +232,8 @@ def compute_unit(lm, cfg: SweepConfig, unit, tg: np.ndarray, *, verbose: bool = 
             r["continued_from"] = base[i]["source"]
         if not wall_known:  # resumed from a snapshot that did not keep its time
             r["wall_is_partial"] = True
-        if origin:
-            r["inherited_from"] = origin
+        if origin:  # part of the run was the narrower sweep's
+            r["resumed_from"] = origin
     return rows, prior + time.perf_counter() - t0
 
 

@@ -20,12 +20,12 @@ not reached the cap either, so its state is a state of the wider run too. :func:
 copies both into the wider sweep's folder, the finished strings and the kept snapshots of runs
 in flight (``units.kept_path``), so the wider sweep goes on where the narrower one stands and
 spends new work only on the censored strings and strings never run. Each copy says where it
-came from, ``inherited_from``: in the provenance of a finished string, and in the result of a
-string whose run went on from a copied snapshot (``origin``). A reader of the wider sweep
-(:func:`completed`) also sees the strings it has not run again yet, with the narrower sweep's
-lower bound: a string that crammed the whole narrower prefix holds at least that many tokens
-under any cap.
-It applies when the two configurations differ in nothing but the cap and in what only splits
+came from: a finished string with ``inherited_from`` in its provenance; a string whose run
+went on from a copied snapshot with ``resumed_from`` in its result (``origin``).
+
+A reader of the wider sweep (:func:`completed`) also sees the strings it has not run again yet,
+with the narrower sweep's lower bound: a string that crammed the whole narrower prefix holds at
+least that many tokens under any cap. All this applies when the two configurations differ in nothing but the cap and in what only splits
 the work (``ms``, ``n_strings``, ``batch_size``), and only to target kinds whose strings at one
 length are prefixes of the strings at a longer length (``targets.PREFIX_STABLE``).
 
