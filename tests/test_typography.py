@@ -16,13 +16,14 @@ from howmany.typography import NBSP
     ("12 GiB", f"12{NBSP}GiB"),
     ("at m = 2, n ≥ 64 and r ≈ 1.5", f"at m{NBSP}={NBSP}2, n{NBSP}≥{NBSP}64 and r{NBSP}≈{NBSP}1.5"),
     ("d = −3", f"d{NBSP}={NBSP}−3"),
+    ("up to 16 + 96m tokens, 2 × 3", f"up to 16{NBSP}+{NBSP}96m tokens, 2{NBSP}×{NBSP}3"),
 ])
 def test_a_number_keeps_its_unit_and_its_name(text, bound):
     assert typography.bind(text) == bound
 
 
 @pytest.mark.parametrize("text", ["3 strings", "2 hours", "5 steps", "x = y", "ab = 2",
-                                  "10 %s", "50 minutes", "7 ms2"])
+                                  "10 %s", "50 minutes", "7 ms2", "a + 2", "2 + b"])
 def test_other_spaces_stay_breakable(text):
     assert typography.bind(text) == text
 

@@ -1,10 +1,10 @@
-"""A number stays on one line with its sign: "18 %" and "m = 2" never break at their spaces.
+"""A number stays on one line with its sign: "18 %", "m = 2" and "16 + 96m" never break.
 
-The book writes a space between a number and its unit ("18 %", "95 % interval", "38.7 min")
-and around the equals sign of a short equation in prose ("m = 2"). A browser may break a line
-at any of those spaces and leave "%" or "2" alone at the start of the next line.
-:func:`bind` turns exactly those spaces into no-break spaces (U+00A0), which look the same and
-never break. It is applied once for the whole book, whether a number is typed in a chapter or
+The book writes a space between a number and its unit ("18 %", "95 % interval", "38.7 min"),
+around the equals sign of a short equation in prose ("m = 2") and around the sign of a short
+sum ("16 + 96m"). A browser may break a line at any of those spaces and leave "%" or "2"
+alone at the start of the next line. :func:`bind` turns exactly those spaces into no-break
+spaces (U+00A0), which look the same and never break. It is applied once for the whole book, whether a number is typed in a chapter or
 glued from ``data/``:
 
 - in the HTML, by this module's Sphinx extension (:func:`setup`, listed in ``_config.yml``), to
@@ -26,6 +26,8 @@ UNITS = ("%", "‰", "ms", "s", "min", "h", "KB", "MB", "GB", "KiB", "MiB", "GiB
 _UNIT = re.compile(r"(?<=\d) (?=(?:" + "|".join(map(re.escape, UNITS)) + r")(?![\w%‰]))")
 # "m = 2", "n ≥ 64": a one-letter name, a relation, a number.
 _EQUATION = re.compile(r"(?<![\w.])(?P<name>[A-Za-z]) (?P<rel>[=≈≤≥<>]) (?=[−-]?\d)")
+# "16 + 96m", "2 × 3": a number, an operation, a number.
+_OPERATION = re.compile(r"(?<=\d) (?P<op>[+−×]) (?=\d)")
 # Code spans and math in Markdown, kept as they are.
 _MARKDOWN_KEEP = re.compile(r"(`+)(?:(?!\1).)*?\1|\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 # Text between tags, outside style sheets, scripts and code.
@@ -37,6 +39,7 @@ _FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.S | 
 def bind(text: str) -> str:
     """``text`` with a no-break space wherever a line must not break (see the module)."""
     text = _UNIT.sub(NBSP, text)
+    text = _OPERATION.sub(lambda m: f"{NBSP}{m['op']}{NBSP}", text)
     return _EQUATION.sub(lambda m: f"{m['name']}{NBSP}{m['rel']}{NBSP}", text)
 
 
