@@ -53,6 +53,19 @@ def test_the_sphinx_pass_binds_text_and_tables_but_not_code_or_math():
     assert code.astext() == "18 % at m = 2"
 
 
+def test_a_glued_number_is_bound_to_the_text_around_it():
+    """Glue puts the number in a node of its own: "up to " [18.2] " % of", "at m = " [2]."""
+    doc = new_document("page")
+    para = nodes.paragraph("", "", nodes.Text("up to "), nodes.inline("", "18.2"),
+                           nodes.Text(" % of them at m = "), nodes.inline("", "2"),
+                           nodes.Text(" and "), nodes.literal("", "5"), nodes.Text(" % apart"))
+    other = nodes.paragraph("", "", nodes.Text("% in a new paragraph"))
+    doc += [para, other]
+    typography._bind_doctree(None, doc, "page")
+    assert para.astext() == f"up to 18.2{NBSP}% of them at m{NBSP}={NBSP}2 and 5 % apart"
+    assert other.astext() == "% in a new paragraph"
+
+
 def test_the_book_loads_the_sphinx_pass(repo_root):
     assert "howmany.typography" in (repo_root / "_config.yml").read_text(encoding="utf-8")
 

@@ -63,21 +63,31 @@ def bind_html(html: str) -> str:
 
 
 def _bind_doctree(app, doctree, docname) -> None:
+    """Bind the text of a resolved page. A glued number is a text node of its own ("18.2", then
+    " % of the"), so the text of one block is bound as one run, up to code or math inside it."""
     from docutils import nodes
 
     skip = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw,
             nodes.comment)
+    runs, block = [[]], None
     for node in list(doctree.findall(nodes.Text)):
-        parent = node.parent
-        if parent is None or any(isinstance(a, skip) for a in _ancestors(parent)):
-            continue
-        new = bind(str(node))
-        if new != str(node):
-            parent.replace(node, nodes.Text(new))
+        chain = list(_ancestors(node.parent))
+        here = next((a for a in chain if not isinstance(a, nodes.Inline)), None)
+        if any(isinstance(a, skip) for a in chain) or here is not block:
+            runs.append([])  # a break: code or math between, or another block
+        block = here
+        if not any(isinstance(a, skip) for a in chain):
+            runs[-1].append(node)
+    for run in runs:
+        text = "".join(str(t) for t in run)
+        bound, start = bind(text), 0  # the same length: only spaces change
+        for t in run:
+            new, start = bound[start:start + len(t)], start + len(t)
+            if new != str(t):
+                t.parent.replace(t, nodes.Text(new))
     for node in doctree.findall(nodes.raw):
         if "html" in node.get("format", "").split():
-            text = bind_html(node.astext())
-            node.children = [nodes.Text(text)]
+            node.children = [nodes.Text(bind_html(node.astext()))]
 
 
 def _ancestors(node):
