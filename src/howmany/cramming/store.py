@@ -21,6 +21,7 @@ from .. import results, safepaths
 from . import accessibility
 from .engine import CramConfig
 from .sweep import SweepConfig, run_sweep, sweep_dir
+from .units import SPLIT_KEYS
 
 _UNIT_NAME = re.compile(r"m(?P<m>\d+)-(?P<method>[a-z]+)-s(?P<string>\d+)\.json")
 
@@ -112,7 +113,7 @@ def summarise(sweep: dict, *, method: str | None = None, n_boot: int = 300, seed
 
 
 # Config keys that may differ between sweeps merged into one (what they ran, not how).
-MERGE_FREE = ("ms", "n_strings", "batch_size")
+MERGE_FREE = SPLIT_KEYS
 
 
 def _protocol(config: dict) -> dict:

@@ -28,6 +28,8 @@ def sweep_dir(cfg: SweepConfig, root: Path) -> Path:
 
 
 INFLIGHT_DIR = "inflight"  # kept snapshots of units in flight, inside the sweep folder
+# Config keys that only split the same work (which m, how many strings, how many at a time).
+SPLIT_KEYS = ("ms", "n_strings", "batch_size")
 
 
 BATCH_KEY = re.compile(r"(?P<method>[a-z]+)-m(?P<m>\d+)-c(?P<c>\d+)-b(?P<b>\d+)")  # batch_key's

@@ -39,10 +39,10 @@ from pathlib import Path
 
 from .. import results
 from .targets import PREFIX_STABLE
-from .units import BATCH_KEY, INFLIGHT_DIR, kept_path, unit_path
+from .units import BATCH_KEY, INFLIGHT_DIR, SPLIT_KEYS, kept_path, unit_path
 
 # Config keys that only split the work or set the cap; every other key must agree.
-FREE = ("ms", "n_strings", "batch_size", "n_max_base", "n_max_per_m")
+FREE = (*SPLIT_KEYS, "n_max_base", "n_max_per_m")
 
 
 def _same_protocol(a: dict, b: dict) -> bool:
