@@ -15,7 +15,7 @@ PY := .venv/bin/python
 $(if $(filter $(PROFILE),smoke default full),,$(error PROFILE=$(PROFILE) is not a profile; valid profiles are smoke, default, full))
 QUIET := 2>&1 | { grep -v "is ignored: it is neither" || true; }
 
-.PHONY: install book test test-all smoke results remeasure remeasure-check notebooks readme-times check-html chapter lint clean
+.PHONY: install book test test-all smoke results remeasure remeasure-check budget-curves notebooks readme-times check-html chapter lint clean
 
 install: .venv/.installed  ## create .venv and install the package with the book toolchain
 .venv/.installed: pyproject.toml
@@ -42,6 +42,9 @@ remeasure: install  ## the real-model sweeps again with the book's recipe, and t
 
 remeasure-check: install  ## rehearse make remeasure in minutes (first m, 1/100 of the steps, 2 strings, temporary store): checks models, layouts and storage; DTYPE=bfloat16 [JOBS=N]
 	$(PY) -m howmany cram --remeasure --strings 2 --dtype $(DTYPE) --profile smoke $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS))
+
+budget-curves: install  ## every cramming recipe on the budget curves' strings (SmolLM2-135M, m = 1 and 2; resumes the stored runs); DTYPE, JOBS, TIME_LIMIT, BACKEND as for remeasure
+	$(PY) -m howmany cram --budget-curves --dtype $(DTYPE) --profile full --backend $(BACKEND) $(if $(ADDRESS),--address $(ADDRESS)) $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS)) $(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT))
 
 chapter: install  ## preview one chapter: make chapter CH=packing [PROFILE=smoke]
 	$(PY) -m howmany book build --profile $(PROFILE) --only $(CH) --out _build/preview/_build

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from howmany import cli, cramming, models
-from howmany.cramming import cluster, commands, store, sweep
+from howmany.cramming import cluster, store, sweep
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason=cluster.MISSING_RAY)
 MODELS = ("tiny-llama-d32-v64-l2", "tiny-llama-d32-v64-l2-s1")
@@ -142,58 +142,3 @@ def test_driver_killed_with_sigkill_resumes_to_identical_files(ray_address, refe
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())  # ... finished files stay
     for cfg, folder in zip(CFGS, folders):
         assert _results(folder) == reference[cfg.model]
-
-
-def test_paper_command_asks_for_the_paper_sweeps_and_their_cost_adds_up():
-    args = cli.build_parser().parse_args(cluster.paper_command().split()[3:])
-    assert commands.configs_from_args(args) == cluster.paper_sweeps()
-    assert args.backend == "ray" and args.address == "auto"
-    cfg = sweep.SweepConfig(model="x", ms=(1,), n_strings=2, n_max_base=4, n_max_per_m=6,
-                            methods=("grid",), grid_step=5,
-                            cram=cramming.CramConfig(max_steps=10, patience=5))
-    # grid lengths 5 and 10 at m = 1: (2 + 5) + (2 + 10) positions, 10 steps, 2 strings, 4 N
-    assert cluster.sweep_flops(cfg, 1e6) == 4 * 1e6 * (7 + 12) * 10 * 2
-
-
-def test_remeasure_commands_ask_for_the_remeasure_sweeps():
-    sweeps = cluster.remeasure_sweeps()
-    for line, cfg in zip(cluster.remeasure_commands(), sweeps, strict=True):
-        args = cli.build_parser().parse_args(line.split()[3:])
-        assert commands.configs_from_args(args) == [cfg]
-    book = [c for c in sweeps if c.recipe == "book"]
-    assert {(c.model, c.kind, c.ms, c.n_max_per_m) for c in book} == set(cluster.REMEASURE)
-    assert [("--n-max" in line) for line in cluster.remeasure_commands()] == [
-        c.recipe == "paper" or (c.n_max_base, c.n_max_per_m) != cluster.CAP_DEFAULT for c in sweeps]
-    assert [c.n_max(1) for c in book if c.model == "gemma3-270m"] == [112]
-    paper = [c for c in sweeps if c.recipe == "paper"]
-    assert sorted(c.cram.layout for c in paper) == ["bos-mem", "mem-bos"]
-    assert all(c.grid(1) == [5, 10, 15, 20, 25] and c.model == "gemma3-270m" for c in paper)
-    # the same strings and prompt seeds as the stored sweeps: only the recipe differs
-    stored = cramming.store.book_config("smollm2-135m", "full")
-    assert (book[0].seed, book[0].kind, book[0].n_max(5)) == (stored.seed, stored.kind, 256)
-
-
-def test_a_remeasure_rehearsal_runs_every_sweep_at_its_first_m_with_a_hundredth_of_the_steps():
-    full, rehearsal = cluster.remeasure_sweeps(2), cluster.remeasure_sweeps(2, rehearsal=True)
-    key = lambda c: (c.model, c.kind, c.cram.layout, c.ms[0], c.seed, c.n_max(c.ms[0]))  # noqa: E731
-    assert [key(c) for c in rehearsal] == [key(c) for c in full]
-    assert all(len(c.ms) == 1 for c in rehearsal) and max(len(c.ms) for c in full) == 5
-    for f, r in zip(full, rehearsal):
-        assert r.recipe == f"{f.recipe}@x0.01" and r.methods == f.methods
-        assert (r.cram.max_steps, r.cram.string_steps) == (
-            max(1, round(f.cram.max_steps / 100)), round(f.cram.string_steps / 100))
-    parse = cli.build_parser().parse_args
-    assert commands.configs_from_args(parse(["cram", "--remeasure", "--strings", "2",
-                                             "--profile", "smoke"])) == rehearsal
-
-
-def test_remeasure_flag_asks_for_every_remeasure_sweep_and_refuses_a_model():
-    parse = cli.build_parser().parse_args
-    assert commands.configs_from_args(parse(["cram", "--remeasure"])) == cluster.remeasure_sweeps()
-    cfgs = commands.configs_from_args(parse(["cram", "--remeasure", "--strings", "4",
-                                             "--dtype", "bfloat16"]))
-    assert [c.n_strings for c in cfgs] == [4] * len(cluster.remeasure_sweeps())
-    assert {c.dtype for c in cfgs} == {"bfloat16"} and {c.recipe for c in cfgs} == {"book", "paper"}
-    for extra in (["smollm2-135m"], ["--recipe", "book"], ["--only-m", "1"]):
-        with pytest.raises(ValueError, match="--remeasure names its own"):
-            commands.configs_from_args(parse(["cram", "--remeasure", *extra]))

@@ -96,25 +96,32 @@ def test_prefix_stable_kinds_are_those_whose_strings_are_prefixes_of_longer_ones
     assert stable == (kind in cramming.targets.PREFIX_STABLE)
 
 
+def _stopped(monkeypatch, tmp_path, steps, lm, cfg, folder, **kw):
+    """Run the sweep with a snapshot after every step and stop it (Ctrl-C) after ``steps``."""
+    monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)
+    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
+    real, kept = cramming.resume.keep, []
+
+    def killing(path, snap, meta, **k):
+        real(path, snap, meta, **k)
+        kept.append(path)
+        if len(kept) == steps:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cramming.resume, "keep", killing)
+    with pytest.raises(KeyboardInterrupt):
+        cramming.sweep.run_sweep(lm, cfg, folder, **kw)
+    monkeypatch.setattr(cramming.resume, "keep", real)
+
+
 def test_a_run_in_flight_under_the_narrower_cap_goes_on_under_the_wider_one(runs, tmp_path,
                                                                             monkeypatch):
     """Killed mid-run under the narrow cap, resumed by the wide sweep: the wide sweep's rows."""
     _, _, alone = runs
     lm = tiny_lm(d_model=32, d_vocab=64)
-    monkeypatch.setattr(cramming.sweep, "SNAPSHOT_S", 0.0)  # a snapshot after every step
-    monkeypatch.setenv("HOWMANY_PARTIAL", str(tmp_path / "partial"))
-    real, kept = cramming.resume.keep, []
-
-    def killing(path, snap, meta, **kw):
-        real(path, snap, meta, **kw)
-        kept.append(path)
-        if len(kept) == 40:
-            raise KeyboardInterrupt  # stopped after 40 steps, every string still in flight
-
-    monkeypatch.setattr(cramming.resume, "keep", killing)
-    with pytest.raises(KeyboardInterrupt):
-        cramming.sweep.run_sweep(lm, NARROW, cramming.sweep.sweep_dir(NARROW, tmp_path), only_ms=(1,))
-    monkeypatch.setattr(cramming.resume, "keep", real)
+    # stopped after 40 steps, every string still in flight
+    _stopped(monkeypatch, tmp_path, 40, lm, NARROW, cramming.sweep.sweep_dir(NARROW, tmp_path),
+             only_ms=(1,))
     wide = cramming.sweep.sweep_dir(WIDE, tmp_path)
     calls, search = [], cramming.THRESHOLD_METHODS["grow"]
     monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
@@ -134,6 +141,30 @@ def test_a_sweep_finishes_the_batches_it_began_before_it_begins_new_ones(tmp_pat
     results.atomic_write_json(cramming.units.kept_path(folder, "grow-m2-c4-b2"), {})  # inherited
     order = [(m, idx) for _, m, idx in plan]
     assert order == [(2, [4, 5]), (1, [0, 1]), (2, [0, 1]), (1, [2, 3]), (2, [2, 3]), (1, [4, 5])]
+
+
+def test_a_batch_begun_with_another_batch_size_is_resumed_as_it_began(tmp_path, monkeypatch):
+    """Stopped one string at a time (``--run-batch 1``), resumed with the sweep's batch of 6:
+    the begun string goes on from its snapshot, alone, and the others run once, together."""
+    cfg = replace(NARROW, ms=(1,))
+    lm = tiny_lm(d_model=32, d_vocab=64)
+    ref = cramming.sweep.run_sweep(lm, cfg, cramming.sweep.sweep_dir(cfg, tmp_path / "ref"),
+                                   batch_size=1)
+    folder = cramming.sweep.sweep_dir(cfg, tmp_path / "run")
+    _stopped(monkeypatch, tmp_path, 15, lm, cfg, folder, batch_size=1)  # 15 steps of string 0
+    assert cramming.units.kept_batches(folder) == [("grow", 1, 0, 1)]
+    order = [idx for _, _, idx in cramming.units.plan_units(cfg, folder)]
+    assert order == [[0], [1, 2, 3, 4, 5]]  # the begun string first, then the rest together
+    calls, search = [], cramming.THRESHOLD_METHODS["grow"]
+    monkeypatch.setitem(cramming.THRESHOLD_METHODS, "grow",
+                        lambda *a, **k: calls.append(k["resume"]) or search(*a, **k))
+    cramming.sweep.run_sweep(lm, cfg, folder)
+    assert [s["out"]["steps"] for s in calls[0]] == [15]  # went on, not afresh
+    assert len(calls) == 2 and calls[1] is None  # strings 1..5 in one fresh batch
+    got, want = _unit(folder, 1, 0)["result"], _unit(ref, 1, 0)["result"]
+    assert {k: got[k] for k in SAME_RUN} == {k: want[k] for k in SAME_RUN}
+    assert [_unit(folder, 1, i)["config"]["batch"] for i in range(6)] == [1] + [5] * 5
+    assert not (folder / cramming.units.INFLIGHT_DIR).exists()
 
 
 def test_the_book_reads_the_widest_sweep_with_the_narrower_ones_lower_bounds(tmp_path):

@@ -27,15 +27,21 @@ def add_cli(sub) -> None:
                    "tiny-llama-d32-v64-l2")
     p.add_argument("--models", nargs="+", default=[], help="several models in one job (same sweep)")
     p.add_argument("--m", type=int, nargs="+", default=[1, 2, 3, 4], help="soft-prompt lengths")
-    p.add_argument("--strings", type=int, default=16, help="strings per m")
+    p.add_argument("--strings", type=int, default=None,
+                   help="strings per m (default 16; with --budget-curves, 8)")
     p.add_argument("--kind", nargs="+", default=["random-words"], choices=targets.KINDS,
                    help="target kind(s); several give one sweep per (model, kind)")
     p.add_argument("--remeasure", action="store_true",
                    help="every sweep of the chapter's re-measurement with the book's recipe, and "
                         "the replication point under the paper's protocol "
-                        "(cramming.cluster.remeasure_sweeps; --strings per m, --dtype); no MODEL. "
+                        "(cramming.plans.remeasure_sweeps; --strings per m, --dtype); no MODEL. "
                         "With --profile smoke, a rehearsal in minutes: the first m of each sweep, "
                         "a hundredth of every step cap, in a temporary store")
+    p.add_argument("--budget-curves", action="store_true",
+                   help="every recipe on the strings of the chapter's budget curves "
+                        "(cramming.plans.budget_sweeps), going on from the stored runs; no MODEL. "
+                        "With --profile smoke, a rehearsal as for --remeasure; may be combined "
+                        "with --remeasure")
     p.add_argument("--progress", action="store_true",
                    help="where the store's sweeps stand (only MODEL's or --models' when named): "
                         "strings finished, in flight (running now or paused) and not started; "
@@ -79,14 +85,14 @@ def add_cli(sub) -> None:
 
 
 def _rehearsal(args) -> bool:
-    """``--remeasure --profile smoke``: the re-measurement rehearsed (``remeasure_sweeps``)."""
-    return args.remeasure and args.profile == "smoke"
+    """``--remeasure``/``--budget-curves`` with ``--profile smoke``: the plan rehearsed."""
+    return (args.remeasure or args.budget_curves) and args.profile == "smoke"
 
 
 def configs_from_args(args) -> list[SweepConfig]:
     """The sweeps a ``cram`` command line asks for: one per (model, kind), checked first."""
     profiles.check(args.profile)  # everything is checked before the model loads
-    if min(args.m) <= 0 or args.strings <= 0:
+    if min(args.m) <= 0 or (args.strings is not None and args.strings <= 0):
         raise ValueError(f"--m values and --strings must be positive, got --m {args.m} "
                          f"--strings {args.strings}")
     if args.only_m and not set(args.only_m) <= set(args.m):
@@ -100,18 +106,22 @@ def configs_from_args(args) -> list[SweepConfig]:
     if args.backend == "ray" and (args.jobs > 1 or args.time_limit):
         raise ValueError("--jobs and --time-limit are for the inprocess backend; Ray sizes its "
                          "own workers (--workers)")
-    common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings,
+    common = dict(dtype=args.dtype, ms=tuple(args.m), n_strings=args.strings or 16,
                   n_max_base=args.n_max[0], n_max_per_m=args.n_max[1], batch_size=args.batch,
                   seed=args.seed)
     names = ([args.model] if args.model else []) + list(args.models)
-    if args.remeasure:
+    if args.remeasure or args.budget_curves:
+        flag = "--remeasure" if args.remeasure else "--budget-curves"
         if names or args.recipe or args.only_m:
-            raise ValueError("--remeasure names its own models, recipes and m values: drop "
+            raise ValueError(f"{flag} names its own models, recipes and m values: drop "
                              "MODEL, --models, --recipe and --only-m")
-        from .cluster import remeasure_sweeps
+        from . import plans
 
-        return [replace(cfg, dtype=args.dtype)
-                for cfg in remeasure_sweeps(args.strings, rehearsal=_rehearsal(args))]
+        todo = plans.remeasure_sweeps(args.strings or 16, rehearsal=_rehearsal(args)) \
+            if args.remeasure else []
+        if args.budget_curves:
+            todo += plans.budget_sweeps(args.strings, rehearsal=_rehearsal(args))
+        return [replace(cfg, dtype=args.dtype) for cfg in todo]
     if not names:
         raise ValueError("name a model (MODEL or --models A B ...)")
     jobs = [(name, kind) for name in names for kind in args.kind]

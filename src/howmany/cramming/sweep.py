@@ -26,7 +26,7 @@ from .. import checks, results
 from . import claims, recipes, resume, targets, widen
 from .engine import CramConfig
 from .thresholds import THRESHOLD_METHODS
-from .units import (INFLIGHT_DIR, batch_key, kept_path, pending_strings, plan_units,  # noqa: F401 - re-exported
+from .units import (INFLIGHT_DIR, batch_key, batch_of, kept_path, pending_strings, plan_units,  # noqa: F401 - re-exported
                     sweep_dir, unit_path, write_unit)
 
 
@@ -143,11 +143,11 @@ def run_sweep(lm, cfg: SweepConfig, folder: Path, *, verbose: bool = False, only
     claimer = claims.Claimer(folder, stale_s=claim_stale_s)
     try:
         for meth, m, idx in todo:
-            c = idx[0] - idx[0] % step
-            key = batch_key(meth, m, c, step)
+            c, size = batch_of(folder, meth, m, idx[0], step)  # a begun batch keeps its size
+            key = batch_key(meth, m, c, size)
             if not claimer.take(key):
                 continue  # another process computes this batch now
-            idx = pending_strings(folder, m, meth, c, step, cfg)  # again: it may have finished meanwhile
+            idx = pending_strings(folder, m, meth, c, size, cfg)  # again: it may have finished meanwhile
             base = base_rows(cfg, folder, (meth, m, idx)) if idx else {}
             if continued_only:
                 idx = [i for i in idx if i in base]

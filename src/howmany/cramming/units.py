@@ -50,14 +50,36 @@ def unit_path(folder: Path, m: int, method: str, i: int) -> Path:
     return folder / f"m{m}-{method}-s{i:03d}.json"
 
 
+def kept_batches(folder: Path) -> list[tuple[str, int, int, int]]:
+    """``(method, m, first string, size)`` of every batch with a kept snapshot in ``folder``:
+    begun and stopped, whatever batch size (``--run-batch``) the run that began it used."""
+    d = Path(folder) / INFLIGHT_DIR
+    keys = [BATCH_KEY.fullmatch(p.stem) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
+    return [(k["method"], int(k["m"]), int(k["c"]), int(k["b"])) for k in keys if k]
+
+
+def batch_of(folder: Path, method: str, m: int, i: int, size: int) -> tuple[int, int]:
+    """``(first string, size)`` of the batch in which string ``i`` runs: a begun batch that holds
+    it (so that its kept snapshot is resumed, whatever its size), else the planned batch of
+    ``size`` strings.
+
+    Explained in: book/cramming.md
+    """
+    for meth, mm, c, b in kept_batches(folder):
+        if (meth, mm) == (method, m) and c <= i < c + b:
+            return c, b
+    return i - i % size, size
+
+
 def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int | None = None):
     """The sweep's pending units ``(method, m, strings)`` in run order (an iterator, lazy).
 
     Order: method, then batch of strings, then m — so a partial sweep already covers every m —
-    except that batches with a kept snapshot (begun and stopped) come first, so a resumed sweep
-    finishes what it began before it begins anything new. A unit is one batch of strings at
-    one m; its finished strings are left out as the iteration reaches it. ``run_sweep`` and the
-    Ray backend (``cramming.cluster``) both follow it.
+    except that batches with a kept snapshot (begun and stopped) come first, with the strings
+    they began with even when this run's ``batch_size`` differs, so a resumed sweep finishes
+    what it began before it begins anything new. A unit is one batch of strings at one prompt
+    length m; its finished strings are left out as the iteration reaches it. ``run_sweep`` and
+    the Ray backend (``cramming.cluster``) both follow it.
 
     Explained in: book/cramming.md
     """
@@ -68,14 +90,16 @@ def plan_units(cfg: SweepConfig, folder: Path, *, only_ms=None, batch_size: int 
     step = cfg.batch_size if batch_size is None else int(batch_size)
     if step <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
-    batches = [(meth, m, range(c, min(c + step, cfg.n_strings))) for meth in cfg.methods
-               for c in range(0, cfg.n_strings, step) for m in ms]
+    batches = [(meth, m, c, step) for meth in cfg.methods for c in range(0, cfg.n_strings, step)
+               for m in ms]
 
     def pending():  # a file written after planning (a resumed or parallel run) is still skipped
-        begun = [b for b in batches  # looked for when the iteration starts, not at planning
-                 if kept_path(folder, batch_key(b[0], b[1], b[2].start, step)).is_file()]
-        for meth, m, strings in begun + [b for b in batches if b not in begun]:
-            if idx := [i for i in strings if not unit_path(folder, m, meth, i).exists()]:
+        # the begun batches are looked for when the iteration starts, not at planning
+        begun = sorted((b for b in kept_batches(folder)
+                        if b[0] in cfg.methods and b[1] in ms and b[2] < cfg.n_strings),
+                       key=lambda b: (cfg.methods.index(b[0]), b[2], ms.index(b[1])))
+        for meth, m, c, size in begun + [b for b in batches if b not in begun]:
+            if idx := pending_strings(folder, m, meth, c, size, cfg):
                 yield meth, m, idx
 
     return pending()
@@ -94,6 +118,8 @@ def write_unit(folder: Path, cfg: SweepConfig, unit, rows, *, device: str, wall_
 
 def pending_strings(folder: Path, m: int, meth: str, c: int, step: int,
                     cfg: SweepConfig) -> list[int]:
-    """The strings of the batch that starts at string ``c`` (``step`` strings) with no file yet."""
+    """The strings of the batch that starts at string ``c`` (``step`` strings) with no file yet,
+    less those that a begun batch of another size holds (``batch_of``)."""
     return [i for i in range(c, min(c + step, cfg.n_strings))
-            if not unit_path(folder, m, meth, i).exists()]
+            if not unit_path(folder, m, meth, i).exists()
+            and batch_of(folder, meth, m, i, step) == (c, step)]
