@@ -70,25 +70,13 @@ def reference_one(name: str, target: np.ndarray, m: int, cfg: cramming.CramConfi
     return False
 
 
-def crossing(grid, frac) -> float:
-    """Where the success fraction first falls to 1/2, by linear interpolation on the grid."""
-    grid, frac = np.asarray(grid, float), np.asarray(frac, float)
-    if frac[0] < 0.5:
-        return float(grid[0])
-    for k in range(1, len(grid)):
-        if frac[k] < 0.5:
-            return float(grid[k - 1] + (frac[k - 1] - 0.5) / (frac[k - 1] - frac[k])
-                         * (grid[k] - grid[k - 1]))
-    return float(grid[-1])  # censored: still above 1/2 at the end of the grid
-
-
 def reference_protocol(name, tg, m, cfg, grid) -> tuple[float, float, list]:
     """Every (string, grid length) is an independent cold run, as in the paper's code: one
     string at a time, the model loaded twice per run. Returns (n50, wall s, success rows)."""
     t0 = time.perf_counter()
     ok = [[reference_one(name, row[:n], m, cfg, seed=1000 * i + n) for n in grid]
           for i, row in enumerate(tg)]
-    return crossing(grid, np.mean(ok, axis=0)), time.perf_counter() - t0, ok
+    return cramming.accessibility.n50_grid(grid, np.mean(ok, axis=0)), time.perf_counter() - t0, ok
 
 
 def ours(name, tg, m, cfg, n_max, recipe=None) -> tuple[float, float, list]:
@@ -161,8 +149,8 @@ def main(argv=None) -> int:
     if not args.throughput_only:
         n50_ours, t_ours, thr_ours = ours(args.model, tg, args.m, cfg, n_max, args.recipe)
         out.update(ours_n50=n50_ours, ours_wall_s=t_ours, ours_thresholds=thr_ours,
-                   ours_n50_grid=crossing(args.grid, [np.mean(np.array(thr_ours) >= n)
-                                                      for n in args.grid]))  # same estimator
+                   ours_n50_grid=cramming.accessibility.n50_grid(  # the same estimator
+                       args.grid, cramming.accessibility.accessible_fraction(thr_ours, args.grid)))
     if not (args.skip_reference or args.throughput_only):
         n50_ref, t_ref, ok = reference_protocol(args.model, tg, args.m, cfg, args.grid)
         out.update(reference_n50=n50_ref, reference_wall_s=t_ref, reference_success=ok,

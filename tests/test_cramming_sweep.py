@@ -123,6 +123,33 @@ def test_default_profile_reads_partial_sweeps_and_refuses_empty_ones(tmp_path, m
     assert summary["counts"] == {1: {"done": 1, "nan": 0, "censored": 0}} and summary["fit"] is None
 
 
+def test_default_profile_leaves_the_recipe_sweeps_to_their_own_sections(tmp_path, monkeypatch):
+    """A larger sweep that ran a named recipe (the book's, the paper's) never stands in for the
+    chapter's sweep with settings by hand."""
+    monkeypatch.setenv("HOWMANY_DATA", str(tmp_path))
+    mine = cramming.sweep.SweepConfig(model="smollm2-135m", ms=(1,), n_strings=4)
+    recipe = cramming.sweep.SweepConfig.for_recipe("smollm2-135m", cramming.recipes.get("book"),
+                                                   ms=(1,), n_strings=4)
+    for cfg, k in ((mine, 1), (recipe, 3)):
+        folder = cramming.sweep.sweep_dir(cfg, tmp_path)
+        meth = cfg.methods[0]
+        results.atomic_write_json(folder / "sweep.json", {"config": cfg, "provenance": {}})
+        for i in range(k):
+            results.atomic_write_json(folder / f"m1-{meth}-s{i:03d}.json", {
+                "config": {"m": 1, "method": meth, "string": i, "n_max": cfg.n_max(1)},
+                "provenance": {"wall_time_s": 1.0},
+                "result": {"threshold": 7, "censored": False, "status": "ok", "steps": 10}})
+    got = cramming.store.book_sweeps("default")["smollm2-135m"]
+    assert got["folder"] == str(cramming.sweep.sweep_dir(mine, tmp_path))
+    assert got["folders"] == [got["folder"]]
+    mine_dir = cramming.sweep.sweep_dir(mine, tmp_path)
+    for f in mine_dir.iterdir():
+        f.unlink()
+    mine_dir.rmdir()
+    with pytest.raises(results.MissingResultError, match="ran a named recipe"):
+        cramming.store.book_sweeps("default")
+
+
 def test_committed_sweeps_match_their_folder_and_make_results_resumes_them():
     """Every committed sweep's config hashes to its folder name, and the full profile's config is
     one of them for each book model, so ``make results`` resumes instead of starting afresh."""

@@ -17,6 +17,7 @@ The paper's first experiment (Meyer et al. 2026, §5.1, Fig. 3, Table 1), one co
 * ``progress``: where a stored sweep stands (finished, in flight, not started);
 * ``commands``: the ``python -m howmany cram`` command line;
 * ``budget``: budget curves, the threshold against the steps spent, per recipe;
+* ``replication``: A(n) under the paper's own protocol with both layouts, beside the book's recipe;
 * ``scaling``: the slope against d and |V| on tiny random transformers;
 * ``plans``: the sweeps the book asks for at scale (re-measurement, budget curves, the paper's),
   with their command lines and costs;
@@ -29,7 +30,8 @@ Explained in: book/cramming.md
 """
 
 from . import accessibility, decoding, starts, engine, resume, targets, thresholds  # noqa: I001
-from . import recipes, units, widen, sweep, store, progress, commands, scaling, budget, plans, cluster
+from . import recipes, units, widen, sweep, store, progress, commands, scaling, budget, plans
+from . import replication, cluster
 from .engine import (LAYOUTS, CramConfig, cram, embedding_std, greedy_generate, init_prompts,
                      round_prompt, verify)
 from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thresholds_grid,
@@ -37,6 +39,6 @@ from .thresholds import (THRESHOLD_METHODS, threshold_at, thresholds_bisect, thr
 
 __all__ = ["accessibility", "decoding", "starts", "engine", "resume", "targets", "thresholds",
            "recipes", "units", "widen", "sweep", "store", "progress", "commands", "scaling", "budget",
-           "plans", "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
+           "plans", "replication", "cluster", "LAYOUTS", "CramConfig", "cram", "embedding_std", "greedy_generate",
            "init_prompts", "round_prompt", "verify", "THRESHOLD_METHODS", "threshold_at",
            "thresholds_bisect", "thresholds_grid", "thresholds_grow"]

@@ -28,6 +28,23 @@ def accessible_fraction(thresholds, n_grid) -> np.ndarray:
     return (thr[None, :] >= np.asarray(n_grid, dtype=float)[:, None]).mean(axis=1)
 
 
+def n50_grid(grid, frac) -> float:
+    """The paper's grid estimator of n50: where the accessible fraction ``frac`` measured on
+    ``grid`` first falls below 1/2, by linear interpolation between grid lengths; the first
+    length when it starts below 1/2, the last when it never falls (censored by the grid).
+
+    Explained in: book/cramming.md
+    """
+    grid, frac = np.asarray(grid, float), np.asarray(frac, float)
+    if frac[0] < 0.5:
+        return float(grid[0])
+    for k in range(1, len(grid)):
+        if frac[k] < 0.5:
+            return float(grid[k - 1] + (frac[k - 1] - 0.5) / (frac[k - 1] - frac[k])
+                         * (grid[k] - grid[k - 1]))
+    return float(grid[-1])
+
+
 def n50_median(thresholds) -> float:
     """Empirical n50: the median threshold (A(n) >= 1/2 exactly up to it).
 

@@ -217,10 +217,11 @@ def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
     """``{model: load_sweep(...)}`` for the chapter.
 
     smoke: a tiny LeCun-initialised model, computed into the temporary store; full: runs (or
-    resumes) the real-model sweeps into ``data/cramming``; default: reads every sweep found in
-    ``data/cramming`` — for each model the folder with the most finished strings, merged with the
-    compatible ones (``merge_sweeps``: same targets and protocol, other m values) — and raises
-    ``MissingResultError`` only when no model has one.
+    resumes) the real-model sweeps into ``data/cramming``; default: reads the sweeps found in
+    ``data/cramming`` with settings by hand (those that ran a named recipe belong to the recipes'
+    comparisons: ``budget.recipe_sweeps``, ``replication``) — for each model the folder with the
+    most finished strings, merged with the compatible ones (``merge_sweeps``: same targets and
+    protocol, other m values) — and raises ``MissingResultError`` only when no model has one.
 
     Explained in: book/cramming.md
     """
@@ -246,7 +247,12 @@ def book_sweeps(profile: str, *, verbose: bool = False) -> dict:
             errors.append(str(err))
             continue
         size = lambda s: sum(len(v) for u in s["units"].values() for v in u.values())  # noqa: E731
-        found = sorted((load_sweep(f) for f in folders), key=size, reverse=True)
+        found = sorted((s for s in map(load_sweep, folders) if not s["config"].get("recipe")),
+                       key=size, reverse=True)
+        if not found:
+            errors.append(f"every cramming sweep of {name!r} ran a named recipe; the chapter's "
+                          f"sweep is `python -m howmany cram {name} --m 1 2 3 4 --strings 16`")
+            continue
         best = merge_sweeps(found)  # the largest sweep, with compatible extensions (e.g. m = 5)
         if size(best) == 0:
             errors.append(f"the sweep {best['folder']} has no finished string yet")

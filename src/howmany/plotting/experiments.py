@@ -38,6 +38,28 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
+def plot_grid_accessibility(ax, grid, curves: dict, labels: dict | None = None):
+    """A(n) measured on a grid of lengths, one line with markers per protocol, and A = 1/2.
+
+    Args:
+        grid: the target lengths.
+        curves: ``{name: A(n) per grid length}`` (``cramming.replication.compare``'s ``"A"``).
+        labels: legend text per name (default: the name).
+
+    Explained in: book/cramming.md
+    """
+    from .style import MARKERS, distinct_color
+
+    for k, (name, a) in enumerate(curves.items()):
+        ax.plot(grid, a, marker=MARKERS[k % len(MARKERS)], color=distinct_color(k),
+                label=(labels or {}).get(name, name))
+    ax.axhline(0.5, color="0.6", linewidth=0.8)
+    ax.set(xlabel="target length n (tokens)", ylabel="accessible fraction A(n)", ylim=(-0.03, 1.03),
+           xticks=list(grid))
+    ax.legend(frameon=False, fontsize="small", loc="lower left")
+    return ax
+
+
 def plot_budget_curves(ax, curves: dict, *, bound=None, title=None, order=None, baseline=None,
                        legend: bool = True):
     """Median threshold against optimisation steps per string, one curve per recipe (log x).
@@ -167,7 +189,7 @@ def plot_cold_vs_warm(ax, cold: dict, warm: dict):
     return ax
 
 
-__all__ += ["plot_accessibility", "plot_n50_vs_m", "plot_scaling", "plot_cold_vs_warm",
+__all__ += ["plot_accessibility", "plot_grid_accessibility", "plot_n50_vs_m", "plot_scaling", "plot_cold_vs_warm",
             "plot_budget_curves"]
 
 
