@@ -56,7 +56,7 @@ def plot_grid_accessibility(ax, grid, curves: dict, labels: dict | None = None):
     ax.axhline(0.5, color="0.6", linewidth=0.8)
     ax.set(xlabel="target length n (tokens)", ylabel="accessible fraction A(n)", ylim=(-0.03, 1.03),
            xticks=list(grid))
-    ax.legend(frameon=False, fontsize="small", loc="lower left")
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return ax
 
 
