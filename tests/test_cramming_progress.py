@@ -102,11 +102,28 @@ def test_a_cold_start_search_in_flight_counts_the_steps_of_its_rounds(lm, sweep,
     rec = json.loads(next((folder / cramming.sweep.INFLIGHT_DIR).glob("*.json")).read_text())
     journal = rec["snapshot"]
     (fl,) = progress.progress(folder).cells[0].in_flight
-    assert fl.rounds == len(journal["rounds"]) > 0 and fl.verified == (None, None)
+    assert fl.rounds == len(journal["rounds"]) > 0
+    grid = cfg.grid(1)
     for i in range(2):
         want = sum(r[i]["steps"] for r in journal["rounds"])
         want += journal["inflight"][i]["out"]["steps"] if journal["inflight"] else 0
         assert fl.steps[i] == want
+        assert fl.verified[i] == max((grid[k] for k, r in enumerate(journal["rounds"])
+                                      if r[i]["status"] == "solved"), default=0)
+
+
+def test_a_grid_journal_leaves_out_the_strings_whose_grid_has_ended():
+    """After two failed lengths in a row a string's grid ends: the later rounds and the round in
+    flight hold only the others, and their steps are theirs."""
+    ok, no = {"status": "solved", "steps": 10}, {"status": "failed", "steps": 30}
+    journal = {"rounds": [[ok, no, ok], [ok, no, no], [no, no], [ok]],
+               "inflight": [{"out": {"steps": 7}}]}
+    steps, best = progress.journal_rows(journal, 3, grid=[5, 10, 15, 20, 25], stop=2)
+    # string 1 ends after round 1, string 2 after round 2, string 0 goes on to round 4
+    assert steps == [10 + 10 + 30 + 10 + 7, 30 + 30, 10 + 30 + 30]
+    assert best == [20, 0, 5]
+    bisect = {"rounds": [[ok, no], [no, no]], "inflight": [{"out": {"steps": 1}}] * 2}
+    assert progress.journal_rows(bisect, 2) == ([10 + 30 + 1, 30 + 30 + 1], [0, 0])
 
 
 def test_the_command_prints_every_sweep_of_the_store(lm, sweep, monkeypatch, capsys):

@@ -32,7 +32,7 @@ class InFlight:
     method: str
     m: int
     strings: tuple  # the batch's strings without a unit file yet
-    verified: tuple  # per string, the longest verified prefix so far (None: a cold-start search)
+    verified: tuple  # per string, the longest prefix crammed so far (None: a bisection)
     steps: tuple  # per string, the optimisation steps spent so far (every round of a search)
     rounds: int  # finished rounds of a cold-start search (0 for a warm growing run)
     wall_s: float  # wall time spent, over every process that resumed it
@@ -101,19 +101,43 @@ def _snapshot(folder: Path, key: str, partial_root: Path):
     return None, [], 0.0, ""
 
 
+def journal_rows(journal: dict, n: int, grid=None, stop: int = 0) -> tuple[list, list]:
+    """Per string of a cold-start search's ``journal`` (``n`` strings): the steps spent over its
+    rounds and the round in flight, and, for a grid (``grid``), the longest length crammed so far.
+
+    A grid round holds only the strings still searching, in order: a string's grid ends after
+    ``stop`` failed lengths in a row (``thresholds.thresholds_grid``), so later rounds and the
+    round in flight leave it out. A bisection keeps every string in every round.
+
+    Explained in: book/reproducibility.md
+    """
+    steps, best, misses, live = [0] * n, [0] * n, [0] * n, list(range(n))
+    for k, results_k in enumerate(journal.get("rounds") or []):
+        for i, r in zip(live, results_k):
+            steps[i] += int(r["steps"])
+            solved = r["status"] == "solved"
+            misses[i] = 0 if solved else misses[i] + 1
+            if solved and grid is not None:
+                best[i] = max(best[i], int(grid[k]))
+        if grid is not None and stop:
+            live = [i for i in live if misses[i] < stop]
+    for i, st in zip(live, journal.get("inflight") or []):
+        steps[i] += int(st["out"]["steps"])
+    return steps, best
+
+
 def _in_flight(method: str, m: int, strings: list, snap, wall_s: float, running: bool,
-               source: str, cap: int | None) -> InFlight:
+               source: str, cap: int | None, grid=None, stop: int = 0) -> InFlight:
     """A batch in flight from its snapshot; ``strings`` are the snapshot's rows, in order."""
     if method == "grow":  # per-row states of one warm run
         outs = [s["out"] for s in snap]
         return InFlight(method, m, tuple(strings), tuple(int(o["n_verified"]) for o in outs),
                         tuple(int(o["steps"]) for o in outs), 0, wall_s, running, source, cap)
-    rounds = snap.get("rounds") or []  # a journal of cold-start rounds
-    steps = [sum(int(r[i]["steps"]) for r in rounds) for i in range(len(strings))]
-    for i, s in enumerate(snap.get("inflight") or []):
-        steps[i] += int(s["out"]["steps"])
-    return InFlight(method, m, tuple(strings), (None,) * len(strings), tuple(steps),
-                    len(rounds), wall_s, running, source)
+    grid = grid if method == "grid" else None  # a journal of cold-start rounds
+    steps, best = journal_rows(snap, len(strings), grid, stop)
+    verified = tuple(best) if grid is not None else (None,) * len(strings)
+    return InFlight(method, m, tuple(strings), verified, tuple(steps),
+                    len(snap.get("rounds") or []), wall_s, running, source)
 
 
 def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
@@ -125,7 +149,8 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
     folder = Path(folder)
     sweep = load_sweep(folder)
     cfg, units = sweep["config"], sweep["units"]
-    n_max = SweepConfig.from_dict(cfg).n_max
+    sweep_cfg = SweepConfig.from_dict(cfg)
+    n_max = sweep_cfg.n_max
     partial_root = resume.partial_dir()
     flying: dict = {}
     keys = {p.stem for p in (folder / INFLIGHT_DIR).glob("*.json")}
@@ -149,7 +174,8 @@ def progress(folder: Path, *, stale_s: float = claims.STALE_S) -> Progress:
                           0, 0.0, True, "")  # claimed, before its first snapshot
         else:
             fl = _in_flight(meth, m, rows, snap, wall, running, source,
-                            cfg["cram"].get("string_steps") or None)
+                            cfg["cram"].get("string_steps") or None, grid=sweep_cfg.grid(m),
+                            stop=sweep_cfg.grid_stop)
             strings = [i for i in rows if i not in done]
             if strings != list(rows):  # some finished under another batch: keep the others
                 keep = [rows.index(i) for i in strings]
