@@ -99,6 +99,11 @@ REPLICATION_GRID = 25  # the paper-protocol point: A(n) at n = 5, 10, ..., 25 (m
 REHEARSAL_SCALE = 0.01  # a rehearsal's share of every step cap
 
 
+def _recipe(name: str, rehearsal: bool):
+    """The preset ``name``, with every step cap scaled by ``REHEARSAL_SCALE`` for a rehearsal."""
+    return recipes.get(f"{name}@x{REHEARSAL_SCALE:g}" if rehearsal else name)
+
+
 def remeasure_sweeps(strings: int = 16, *, rehearsal: bool = False) -> list:
     """The chapter's real-model sweeps re-measured with the book's recipe, then one replication
     point under the paper's protocol: Gemma-3-270M, m = 1, the grid n = 5..25, once with the
@@ -112,8 +117,7 @@ def remeasure_sweeps(strings: int = 16, *, rehearsal: bool = False) -> list:
 
     Explained in: book/cramming.md
     """
-    scale = f"@x{REHEARSAL_SCALE:g}" if rehearsal else ""
-    book, paper = recipes.get("book" + scale), recipes.get("paper" + scale)
+    book, paper = _recipe("book", rehearsal), _recipe("paper", rehearsal)
     out = [sweep.SweepConfig.for_recipe(model, book, kind=kind, ms=ms[:1] if rehearsal else ms,
                                         n_strings=strings, batch_size=strings, n_max_per_m=per_m)
            for model, kind, ms, per_m in REMEASURE]
@@ -165,8 +169,7 @@ def budget_sweeps(strings: int | None = None, *, rehearsal: bool = False) -> lis
     """
     model, kind, ms, n = BUDGET_CURVES
     n = strings or n
-    scale = f"@x{REHEARSAL_SCALE:g}" if rehearsal else ""
-    return [sweep.SweepConfig.for_recipe(model, recipes.get(name + scale), kind=kind,
+    return [sweep.SweepConfig.for_recipe(model, _recipe(name, rehearsal), kind=kind,
                                          ms=ms[:1] if rehearsal else ms, n_strings=n,
                                          batch_size=n)
             for name in recipes.PRESETS]
