@@ -42,6 +42,7 @@ def test_compare_uses_only_the_strings_every_protocol_finished():
     assert out["solved"]["book"][1] == [t, t, f, f, f]
     assert out["n50"]["mem-bos"] == pytest.approx(15 + (2 / 3 - 0.5) / (1 / 3) * 5)
     assert out["censored"] == {"mem-bos": False, "bos-mem": True, "book": True}
+    assert out["reversals"] == {"mem-bos": [1], "bos-mem": [], "book": []}  # 1 failed 10, passed 15
     assert replication.compare({"mem-bos": mem_bos}, _book_sweep({7: 30}))["strings"] == []
 
 
@@ -67,3 +68,15 @@ def test_sweeps_reads_the_replication_folders_of_the_plan_and_nothing_else(tmp_p
     got = replication.sweeps(root=tmp_path)
     assert list(got) == ["mem-bos"] and got["mem-bos"]["units"]["grid"][1][0]["threshold"] == 10
     assert replication.sweeps("smollm2-135m", root=tmp_path) == {}
+
+
+def test_a_reversal_is_a_success_after_a_failure_and_nothing_else():
+    t, f = True, False
+    assert replication._reversed([t, f, t, f, f]) and replication._reversed([f, t])
+    assert not any(map(replication._reversed, ([t, t, f, f], [f, f, f], [t, t, t], [])))
+
+
+def test_the_papers_curve_gives_the_n50_its_own_figure_marks():
+    # the authors' right panel marks n50(m = 1) at 10.0 tokens (read off the same figure)
+    assert replication.paper_n50() == pytest.approx(10.0, abs=0.5)
+    assert len(replication.PAPER_GEMMA_M1["grid"]) == len(replication.PAPER_GEMMA_M1["A"])

@@ -89,6 +89,17 @@ def test_n50_fit_is_drawn_only_over_the_measured_m_and_named():
     plt.close(fig)
 
 
+def test_grid_accessibility_draws_a_published_reference_on_its_own_grid_in_black():
+    fig, ax = plt.subplots()
+    plotting.plot_grid_accessibility(ax, [5, 10, 15], {"a": [1, 0.5, 0], "b": [1, 1, 0.5]},
+                                     reference=("paper", (10, 20), (0.5, 0.0)))
+    ref = next(ln for ln in ax.lines if ln.get_label() == "paper")
+    assert list(ref.get_xdata()) == [10, 20] and ref.get_color() == "black"
+    assert {ln.get_color() for ln in ax.lines if ln.get_label() in "ab"} != {"black"}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "paper"]
+    plt.close(fig)
+
+
 def test_live_view_keeps_only_the_final_figure(monkeypatch):
     pytest.importorskip("IPython")
     import IPython.display as ipd

@@ -24,6 +24,12 @@ import numpy as np
 from . import plans, store
 from .accessibility import n50_grid
 
+# The paper's own A(n) for Gemma-3-270M, m = 1, random words, on its own strings and grid:
+# digitised from the authors' committed figure (repository mario-michelessa/transformers_accessibility,
+# cramming/figures/google_gemma-3-270m_both.pdf, lower-left panel: the m = 1 curve has two grid
+# points; the right panel's m = 1 marker reads the same n50). Their grid steps by 10 tokens.
+PAPER_GEMMA_M1 = {"grid": (10, 20), "A": (0.5, 0.0)}
+
 
 def sweeps(model: str = "gemma3-270m", *, root=None) -> dict:
     """``{layout: load_sweep(...)}`` of the stored replication sweeps of ``model`` (those of
@@ -57,8 +63,9 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     finished.
 
     Returns ``{"grid", "strings", "A": {label: [A(n) per grid length]}, "n50": {label: float},
-    "censored": {label: bool}, "solved": {label: {string: [bool per grid length]}}}``; labels
-    are the layouts and ``"book"``. n50 is the paper's grid estimator
+    "censored": {label: bool}, "solved": {label: {string: [bool per grid length]}},
+    "reversals": {label: [strings crammed at some length after failing at a shorter one]}}``;
+    labels are the layouts and ``"book"``. n50 is the paper's grid estimator
     (``accessibility.n50_grid``); ``censored`` when A(n) is still at least 1/2 at the end of the
     grid, so that n50 lies beyond it. No common string: empty lists and dicts.
 
@@ -73,7 +80,8 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     common = sorted(set.intersection(*(set(r) for r in rows.values()))) if rows else []
     grid = list(grids.pop()) if grids else []
     if not common or not grid:
-        return {"grid": grid, "strings": [], "A": {}, "n50": {}, "censored": {}, "solved": {}}
+        return {"grid": grid, "strings": [], "A": {}, "n50": {}, "censored": {}, "solved": {},
+                "reversals": {}}
     solved = {}
     for label, by_string in rows.items():
         if label == "book":  # a grown threshold reaches n exactly when every n' <= it is crammed
@@ -83,4 +91,25 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     a = {label: np.mean([s[i] for i in common], axis=0).tolist() for label, s in solved.items()}
     return {"grid": grid, "strings": common, "A": a,
             "n50": {label: n50_grid(grid, f) for label, f in a.items()},
-            "censored": {label: f[-1] >= 0.5 for label, f in a.items()}, "solved": solved}
+            "censored": {label: f[-1] >= 0.5 for label, f in a.items()}, "solved": solved,
+            "reversals": {label: [i for i in common if _reversed(s[i])] for label, s in solved.items()}}
+
+
+def _reversed(solved: list) -> bool:
+    """Whether a grid run succeeded at some length after failing at a shorter one: the prefix it
+    reproduced there shows the failure was the optimiser's, not the model's."""
+    failed = False
+    for ok in solved:
+        if ok and failed:
+            return True
+        failed = failed or not ok
+    return False
+
+
+def paper_n50() -> float:
+    """n50 of the paper's own Gemma-3-270M curve at m = 1 (``PAPER_GEMMA_M1``), by the same grid
+    estimator as ``compare``.
+
+    Explained in: book/cramming.md
+    """
+    return n50_grid(list(PAPER_GEMMA_M1["grid"]), list(PAPER_GEMMA_M1["A"]))

@@ -38,13 +38,14 @@ def plot_accessibility(ax, thresholds_by_m: dict, n50_by_m: dict | None = None, 
     return ax
 
 
-def plot_grid_accessibility(ax, grid, curves: dict, labels: dict | None = None):
+def plot_grid_accessibility(ax, grid, curves: dict, labels: dict | None = None, reference=None):
     """A(n) measured on a grid of lengths, one line with markers per protocol, and A = 1/2.
 
     Args:
         grid: the target lengths.
         curves: ``{name: A(n) per grid length}`` (``cramming.replication.compare``'s ``"A"``).
         labels: legend text per name (default: the name).
+        reference: optional ``(label, grid, A)`` of a published curve, drawn in black on top.
 
     Explained in: book/cramming.md
     """
@@ -53,6 +54,10 @@ def plot_grid_accessibility(ax, grid, curves: dict, labels: dict | None = None):
     for k, (name, a) in enumerate(curves.items()):
         ax.plot(grid, a, marker=MARKERS[k % len(MARKERS)], color=distinct_color(k),
                 label=(labels or {}).get(name, name))
+    if reference is not None:
+        label, ref_grid, ref_a = reference
+        ax.plot(ref_grid, ref_a, linestyle="--", marker="X", markersize=8, color="black", zorder=5,
+                label=label)
     ax.axhline(0.5, color="0.6", linewidth=0.8)
     ax.set(xlabel="target length n (tokens)", ylabel="accessible fraction A(n)", ylim=(-0.03, 1.03),
            xticks=list(grid))
