@@ -43,6 +43,10 @@ def test_compare_uses_only_the_strings_every_protocol_finished():
     assert out["n50"]["mem-bos"] == pytest.approx(15 + (2 / 3 - 0.5) / (1 / 3) * 5)
     assert out["censored"] == {"mem-bos": False, "bos-mem": True, "book": True}
     assert out["reversals"] == {"mem-bos": [1], "bos-mem": [], "book": []}  # 1 failed 10, passed 15
+    # string 1's success at 15 certifies 10 too: the certified curve gains it there, nothing else
+    assert out["certified"]["mem-bos"] == pytest.approx([1, 1, 2 / 3, 1 / 3, 0])
+    assert out["certified"]["bos-mem"] == out["A"]["bos-mem"] and out["certified"]["book"] == out["A"]["book"]
+    assert out["n50_certified"]["mem-bos"] == pytest.approx(15 + (2 / 3 - 0.5) / (1 / 3) * 5)
     assert replication.compare({"mem-bos": mem_bos}, _book_sweep({7: 30}))["strings"] == []
 
 
@@ -74,6 +78,13 @@ def test_a_reversal_is_a_success_after_a_failure_and_nothing_else():
     t, f = True, False
     assert replication._reversed([t, f, t, f, f]) and replication._reversed([f, t])
     assert not any(map(replication._reversed, ([t, t, f, f], [f, f, f], [t, t, t], [])))
+
+
+def test_the_prefix_closure_counts_every_length_up_to_the_longest_solved_one():
+    t, f = True, False
+    assert replication._prefix_closed([t, f, t, f, f]) == [t, t, t, f, f]
+    assert replication._prefix_closed([f, f, f, t]) == [t, t, t, t]
+    assert replication._prefix_closed([f, f]) == [f, f] and replication._prefix_closed([]) == []
 
 
 def test_the_papers_curve_gives_the_n50_its_own_figure_marks():

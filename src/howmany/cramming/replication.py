@@ -12,7 +12,9 @@ string.
 
 A(n) under a grid protocol is the fraction of strings solved at n (each length is its own cold
 run, so a string may fail at 15 and succeed at 20); under a growing recipe it is the fraction
-whose threshold reaches n (``accessibility.accessible_fraction``).
+whose threshold reaches n (``accessibility.accessible_fraction``). A prompt that reproduces n'
+tokens also reproduces their prefixes, so the same grid runs certify a string at every n up to
+the longest length it was solved at: the *certified* A(n), at least the protocol's own.
 
 Explained in: book/cramming.md
 """
@@ -64,8 +66,10 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
 
     Returns ``{"grid", "strings", "A": {label: [A(n) per grid length]}, "n50": {label: float},
     "censored": {label: bool}, "solved": {label: {string: [bool per grid length]}},
-    "reversals": {label: [strings crammed at some length after failing at a shorter one]}}``;
-    labels are the layouts and ``"book"``. n50 is the paper's grid estimator
+    "reversals": {label: [strings crammed at some length after failing at a shorter one]},
+    "certified": {label: [A(n) counting a string at every n up to its longest solved length]},
+    "n50_certified": {label: float}}``; labels are the layouts and ``"book"`` (whose certified
+    curve is its own: a grown threshold is already prefix-closed). n50 is the paper's grid estimator
     (``accessibility.n50_grid``); ``censored`` when A(n) is still at least 1/2 at the end of the
     grid, so that n50 lies beyond it. No common string: empty lists and dicts.
 
@@ -81,7 +85,7 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     grid = list(grids.pop()) if grids else []
     if not common or not grid:
         return {"grid": grid, "strings": [], "A": {}, "n50": {}, "censored": {}, "solved": {},
-                "reversals": {}}
+                "reversals": {}, "certified": {}, "n50_certified": {}}
     solved = {}
     for label, by_string in rows.items():
         if label == "book":  # a grown threshold reaches n exactly when every n' <= it is crammed
@@ -89,10 +93,13 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
         else:
             solved[label] = {i: list(map(bool, by_string[i]["solved"])) for i in common}
     a = {label: np.mean([s[i] for i in common], axis=0).tolist() for label, s in solved.items()}
+    cert = {label: np.mean([_prefix_closed(s[i]) for i in common], axis=0).tolist()
+            for label, s in solved.items()}
     return {"grid": grid, "strings": common, "A": a,
             "n50": {label: n50_grid(grid, f) for label, f in a.items()},
             "censored": {label: f[-1] >= 0.5 for label, f in a.items()}, "solved": solved,
-            "reversals": {label: [i for i in common if _reversed(s[i])] for label, s in solved.items()}}
+            "reversals": {label: [i for i in common if _reversed(s[i])] for label, s in solved.items()},
+            "certified": cert, "n50_certified": {label: n50_grid(grid, f) for label, f in cert.items()}}
 
 
 def _reversed(solved: list) -> bool:
@@ -104,6 +111,13 @@ def _reversed(solved: list) -> bool:
             return True
         failed = failed or not ok
     return False
+
+
+def _prefix_closed(solved: list) -> list:
+    """``solved`` with every length up to the longest solved one counted as solved: what the
+    prompt found there certifies for its prefixes."""
+    last = max((k for k, ok in enumerate(solved) if ok), default=-1)
+    return [k <= last for k in range(len(solved))]
 
 
 def paper_n50() -> float:
