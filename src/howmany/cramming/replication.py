@@ -105,12 +105,7 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
 def _reversed(solved: list) -> bool:
     """Whether a grid run succeeded at some length after failing at a shorter one: the prefix it
     reproduced there shows the failure was the optimiser's, not the model's."""
-    failed = False
-    for ok in solved:
-        if ok and failed:
-            return True
-        failed = failed or not ok
-    return False
+    return _prefix_closed(solved) != list(map(bool, solved))
 
 
 def _prefix_closed(solved: list) -> list:
