@@ -9,9 +9,10 @@ from howmany.cramming import accessibility, plans, replication, store
 GRID = [5, 10, 15, 20, 25]
 
 
-def _grid_sweep(solved_by_string, nan=()):
+def _grid_sweep(solved_by_string, nan=(), tried=None):
     rows = [{"string": i, "status": "nan" if i in nan else "ok", "grid": GRID, "solved": s,
-             "threshold": max((n for n, ok in zip(GRID, s) if ok), default=0), "censored": s[-1]}
+             "threshold": max((n for n, ok in zip(GRID, s) if ok), default=0), "censored": s[-1],
+             **({"tried": tried[i]} if tried and i in tried else {})}
             for i, s in solved_by_string.items()]
     return {"units": {"grid": {1: rows}}}
 
@@ -47,7 +48,17 @@ def test_compare_uses_only_the_strings_every_protocol_finished():
     assert out["certified"]["mem-bos"] == pytest.approx([1, 1, 2 / 3, 1 / 3, 0])
     assert out["certified"]["bos-mem"] == out["A"]["bos-mem"] and out["certified"]["book"] == out["A"]["book"]
     assert out["n50_certified"]["mem-bos"] == pytest.approx(15 + (2 / 3 - 0.5) / (1 / 3) * 5)
+    assert out["cut"] == {"mem-bos": [], "bos-mem": [], "book": []}  # no row says it stopped early
     assert replication.compare({"mem-bos": mem_bos}, _book_sweep({7: 30}))["strings"] == []
+
+
+def test_compare_names_the_strings_whose_grid_stopped_after_consecutive_failures():
+    t, f = True, False
+    mem_bos = _grid_sweep({0: [t, f, f, f, f], 1: [t, f, t, f, f], 2: [t, t, t, t, t]},
+                          tried={0: 3, 1: 5, 2: 5})  # string 0 stopped after failing 10 and 15
+    bos_mem = _grid_sweep({0: [t, f, f, f, f], 1: [t] * 5, 2: [t] * 5}, tried={0: 5})
+    out = replication.compare({"mem-bos": mem_bos, "bos-mem": bos_mem}, _book_sweep({0: 9, 1: 9, 2: 9}))
+    assert out["cut"] == {"mem-bos": [0], "bos-mem": [], "book": []}
 
 
 def test_compare_refuses_sweeps_on_different_grids():

@@ -68,10 +68,12 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     "censored": {label: bool}, "solved": {label: {string: [bool per grid length]}},
     "reversals": {label: [strings crammed at some length after failing at a shorter one]},
     "certified": {label: [A(n) counting a string at every n up to its longest solved length]},
-    "n50_certified": {label: float}}``; labels are the layouts and ``"book"`` (whose certified
+    "n50_certified": {label: float}, "cut": {label: [strings whose grid ended early]}}``; labels are the layouts and ``"book"`` (whose certified
     curve is its own: a grown threshold is already prefix-closed). n50 is the paper's grid estimator
     (``accessibility.n50_grid``); ``censored`` when A(n) is still at least 1/2 at the end of the
-    grid, so that n50 lies beyond it. No common string: empty lists and dicts.
+    grid, so that n50 lies beyond it. ``cut`` lists the strings whose grid run stopped before its
+    last length (the ``paper`` recipe's ``grid_stop``: the lengths not run count as failures, which
+    can only lower A(n) there). No common string: empty lists and dicts.
 
     Explained in: book/cramming.md
     """
@@ -85,7 +87,7 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     grid = list(grids.pop()) if grids else []
     if not common or not grid:
         return {"grid": grid, "strings": [], "A": {}, "n50": {}, "censored": {}, "solved": {},
-                "reversals": {}, "certified": {}, "n50_certified": {}}
+                "reversals": {}, "certified": {}, "n50_certified": {}, "cut": {}}
     solved = {}
     for label, by_string in rows.items():
         if label == "book":  # a grown threshold reaches n exactly when every n' <= it is crammed
@@ -99,7 +101,9 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
             "n50": {label: n50_grid(grid, f) for label, f in a.items()},
             "censored": {label: f[-1] >= 0.5 for label, f in a.items()}, "solved": solved,
             "reversals": {label: [i for i in common if _reversed(s[i])] for label, s in solved.items()},
-            "certified": cert, "n50_certified": {label: n50_grid(grid, f) for label, f in cert.items()}}
+            "certified": cert, "n50_certified": {label: n50_grid(grid, f) for label, f in cert.items()},
+            "cut": {label: [i for i in common if by_string[i].get("tried", len(grid)) < len(grid)]
+                    for label, by_string in rows.items()}}
 
 
 def _reversed(solved: list) -> bool:
