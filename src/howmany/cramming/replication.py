@@ -68,8 +68,9 @@ def compare(by_layout: dict, book: dict | None = None, *, m: int = 1) -> dict:
     "censored": {label: bool}, "solved": {label: {string: [bool per grid length]}},
     "reversals": {label: [strings crammed at some length after failing at a shorter one]},
     "certified": {label: [A(n) counting a string at every n up to its longest solved length]},
-    "n50_certified": {label: float}, "cut": {label: [strings whose grid ended early]}}``; labels are the layouts and ``"book"`` (whose certified
-    curve is its own: a grown threshold is already prefix-closed). n50 is the paper's grid estimator
+    "n50_certified": {label: float}, "cut": {label: [strings whose grid ended early]}}``; labels
+    are the layouts and ``"book"`` (whose certified curve is its own: a grown threshold is already
+    prefix-closed). n50 is the paper's grid estimator
     (``accessibility.n50_grid``); ``censored`` when A(n) is still at least 1/2 at the end of the
     grid, so that n50 lies beyond it. ``cut`` lists the strings whose grid run stopped before its
     last length (the ``paper`` recipe's ``grid_stop``: the lengths not run count as failures, which
